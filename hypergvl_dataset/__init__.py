@@ -1,0 +1,10 @@
+"""HyperGVL: hypergraph understanding and reasoning tasks for vision-language models.
+
+``Hypergraph`` -> task instance (params, answer) -> representations (text, image) -> rows -> responses ->
+verification. Each stage is a pure function of the previous one plus a seed.
+"""
+from .hypergraph import Hypergraph
+from .tasks import TASKS, generate_problem, get_task, score_response
+
+__all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_response"]
+__version__ = "0.1.0"

@@ -1,0 +1,88 @@
+"""The ``hypergvl`` command line. Subcommands register themselves with :func:`command`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+class UserError(Exception):
+    """An error the user caused (bad flag value, bad file): printed as one line, exit status 2."""
+
+
+def command(name: str, configure: Callable[[argparse.ArgumentParser], None]):
+    def deco(run: Callable[[argparse.Namespace], int]):
+        if name in COMMANDS:
+            raise ValueError(f"command {name!r} registered twice")
+        COMMANDS[name] = (configure, run)
+        return run
+    return deco
+
+
+# ------------------------------------------------------------------------------------------------- sample
+def _sample_args(p: argparse.ArgumentParser) -> None:
+    from .generators import SCALES
+    from .tasks import TASKS
+
+    p.add_argument("--task", required=True, choices=list(TASKS), metavar="CODE",
+                   help=f"task code: {', '.join(TASKS)}")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scale", choices=list(SCALES), default="small")
+    p.add_argument("--source", choices=["synthetic", "real"], default="synthetic")
+    p.add_argument("--json", action="store_true", help="print the row as one JSON object")
+
+
+@command("sample", _sample_args)
+def _sample(args: argparse.Namespace) -> int:
+    """Print one meta problem (all row columns except the images)."""
+    from .tasks import generate_problem
+
+    row = generate_problem(args.task, args.seed, args.scale, args.source)
+    if args.json:
+        print(json.dumps(row, ensure_ascii=False))
+        return 0
+    width = max(map(len, row))
+    for key, value in row.items():
+        if key.startswith("text_") or key in ("reference",):
+            continue
+        print(f"{key:>{width}}: {value}")
+    print("\nPrompt (N-Set):\n" + row["text_n_set"] + " " + row["question"])
+    return 0
+
+
+def _load_plugins() -> None:
+    """Import the modules whose commands live outside this file (they register on import)."""
+    import importlib
+
+    for mod in ("hypergvl_dataset.builder", "evaluators.harness", "evaluators.report"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    _load_plugins()
+    parser = argparse.ArgumentParser(prog="hypergvl", description="HyperGVL benchmark tools")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (configure, run) in COMMANDS.items():
+        p = sub.add_parser(name, help=(run.__doc__ or "").strip().splitlines()[0])
+        configure(p)
+        p.set_defaults(_run=run)
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except (UserError, ValueError, FileNotFoundError, PermissionError) as exc:
+        print(f"hypergvl {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"hypergvl {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

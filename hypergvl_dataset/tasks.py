@@ -1,0 +1,524 @@
+"""The 12 HyperGVL tasks (sec. 2.3, appendix C), each with parameter sampling, the exact E.2 question, an exact
+solver producing the canonical answer, a tolerant parser and a verifier.
+
+Table 2: VC, HEC, Ne (Level-1); DVC, OEC, ONe (Level-2); OSP, OMF, ISM (Level-3, polynomial); 3-CL, SHC, HHM
+(Level-4, NP-hard planning). A task is registered by its paper code with ``@register_task``.
+
+A *meta problem* row (DESIGN.md schema, minus text/image columns) is made by :func:`generate_problem`; its
+``reference`` column is everything :func:`score_response` needs to verify any response, planning answers included
+(the verifier accepts every valid plan, not only the generated one).
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import answers, generators, solvers, text
+from .hypergraph import Hypergraph
+
+__all__ = ["TASKS", "TASK_CODES", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task", "get_task",
+           "generate_problem", "score_response", "parse_reference", "config_name"]
+
+ANS = "List the answer after “Ans:”"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    correct: bool
+    unparsed: bool
+    parsed: str | None
+
+
+@dataclass(frozen=True)
+class Instance:
+    hypergraph: Hypergraph
+    params: dict
+    hypergraph2: Hypergraph | None = None
+    hint: Any = None  # a planted solution, when the generator made one
+
+
+class Task:
+    """Base class: subclasses set ``code``, ``level``, ``name`` and implement the hooks."""
+
+    code: ClassVar[str]
+    level: ClassVar[int]
+    name: ClassVar[str]
+    min_order: ClassVar[int] = 1  # smallest hyperedge order an instance may have (3-CL: 2)
+
+    # ---- instances
+    def synthetic(self, scale: str, rng: np.random.Generator, index: int | None) -> Instance:
+        return Instance(generators.random_hypergraph(scale, rng), {})
+
+    def from_real(self, h: Hypergraph, rng: np.random.Generator, index: int | None) -> Instance | None:
+        """Instance on a sampled real hypergraph, or None if it does not meet the task's requirement."""
+        return Instance(h, {})
+
+    def sample_params(self, inst: Instance, rng: np.random.Generator) -> dict:
+        return inst.params
+
+    # ---- question / answer
+    def question(self, params: dict) -> str:
+        raise NotImplementedError
+
+    def solve(self, inst: Instance) -> str:
+        raise NotImplementedError
+
+    def parse(self, response: str) -> Any:
+        """Parsed answer, or None when no answer of the right type can be read."""
+        raise NotImplementedError
+
+    def canonical(self, parsed: Any) -> str:
+        return str(parsed)
+
+    def check(self, parsed: Any, ref: "Reference") -> bool:
+        """Whether a parsed answer is correct; the default compares with the reference answer."""
+        return self.canonical(parsed) == ref.answer
+
+    def verify(self, ref: "Reference", response: str) -> Verdict:
+        parsed = self.parse(response)
+        if parsed is None:
+            return Verdict(False, True, None)
+        return Verdict(bool(self.check(parsed, ref)), False, self.canonical(parsed))
+
+    def generate(self, seed: int, scale: str = "small", source: str = "synthetic", index: int | None = None) -> dict:
+        return generate_problem(self.code, seed, scale, source, index)
+
+
+TASKS: dict[str, Task] = {}
+
+
+def register_task(cls: type[Task]) -> type[Task]:
+    if cls.code in TASKS:
+        raise ValueError(f"task {cls.code!r} registered twice")
+    TASKS[cls.code] = cls()
+    return cls
+
+
+def get_task(code: str) -> Task:
+    try:
+        return TASKS[code]
+    except KeyError:
+        raise ValueError(f"unknown task {code!r}; choose one of {', '.join(TASKS)}") from None
+
+
+def config_name(code: str) -> str:
+    """Dataset config name of a task: lower-case code, ``3-CL`` as ``3cl``."""
+    return code.lower().replace("-", "")
+
+
+# ============================================================================================ answer kinds
+class _Count(Task):
+    def parse(self, response):
+        return answers.parse_int(response)
+
+
+class _VertexSet(Task):
+    def parse(self, response):
+        return answers.parse_vertex_set(response)
+
+    def canonical(self, parsed):
+        return "{" + ",".join(f"v{v}" for v in sorted(parsed)) + "}" if parsed else "No neighbors"
+
+
+def _pick_vertex(h: Hypergraph, rng: np.random.Generator) -> int:
+    return int(rng.integers(h.num_vertices))
+
+
+def _two_vertices(h: Hypergraph, rng: np.random.Generator) -> tuple[int, int]:
+    s, t = rng.choice(h.num_vertices, size=2, replace=False)
+    return int(s), int(t)
+
+
+# ============================================================================================ Level 1
+@register_task
+class VC(_Count):
+    code, level, name = "VC", 1, "Vertex Counting"
+
+    def question(self, params):
+        return f"Q: How many vertices are in the hypergraph G? {ANS}."
+
+    def solve(self, inst):
+        return str(inst.hypergraph.num_vertices)
+
+
+@register_task
+class HEC(_Count):
+    code, level, name = "HEC", 1, "Hyperedge Counting"
+
+    def question(self, params):
+        return f"Q: How many hyperedges are in the hypergraph G? {ANS}."
+
+    def solve(self, inst):
+        return str(inst.hypergraph.num_hyperedges)
+
+
+@register_task
+class Ne(_VertexSet):
+    code, level, name = "Ne", 1, "Neighbors"
+
+    def sample_params(self, inst, rng):
+        return {"vertex": _pick_vertex(inst.hypergraph, rng)}
+
+    def question(self, params):
+        v = params["vertex"]
+        return (f"Q: What are the direct neighbors of vertex v{v} in hypergraph G? (Neighbors = vertices sharing at "
+                f"least one hyperedge with v{v}). {ANS} in the format {{v1,v2,...}} or “No neighbors”.")
+
+    def solve(self, inst):
+        return self.canonical(inst.hypergraph.neighbors(inst.params["vertex"]))
+
+
+# ============================================================================================ Level 2
+@register_task
+class DVC(_Count):
+    code, level, name = "DVC", 2, "Degree-specified Vertex Counting"
+
+    def sample_params(self, inst, rng):
+        # C.1: "The target degree is randomly selected from the hypergraph's existing degree distribution"
+        return {"degree": inst.hypergraph.degree(_pick_vertex(inst.hypergraph, rng))}
+
+    def question(self, params):
+        return (f"Q: How many vertices have degree {params['degree']} in hypergraph G? (Degree = number of "
+                f"hyperedges the vertex belongs to). {ANS}.")
+
+    def solve(self, inst):
+        return str(sum(d == inst.params["degree"] for d in inst.hypergraph.degrees))
+
+
+@register_task
+class OEC(_Count):
+    code, level, name = "OEC", 2, "Order-specified Hyperedge Counting"
+
+    def sample_params(self, inst, rng):
+        h = inst.hypergraph
+        return {"order": h.order(int(rng.integers(h.num_hyperedges)))}
+
+    def question(self, params):
+        return (f"Q: How many hyperedges have order {params['order']} in hypergraph G? (Order = number of vertices "
+                f"in the hyperedge). {ANS}.")
+
+    def solve(self, inst):
+        return str(sum(len(e) == inst.params["order"] for e in inst.hypergraph.hyperedges))
+
+
+@register_task
+class ONe(_VertexSet):
+    code, level, name = "ONe", 2, "Order-filtered Neighbors"
+
+    def sample_params(self, inst, rng):
+        h = inst.hypergraph
+        v = _pick_vertex(h, rng)
+        orders = sorted({len(h.hyperedges[i]) for i in h.incident[v]} | {2})
+        return {"vertex": v, "min_order": int(rng.choice([k for k in orders if k >= 2]))}
+
+    def question(self, params):
+        # E.2.2 prints the threshold garbled ("order $Eq2$"); we write ">= k" and the E.2.1 empty-set wording.
+        return (f"Q: What are the neighbors of vertex v{params['vertex']} when only considering hyperedges with order "
+                f">= {params['min_order']} in hypergraph G? {ANS} in the format {{v1,v2,...}} or “No neighbors”.")
+
+    def solve(self, inst):
+        return self.canonical(inst.hypergraph.neighbors(inst.params["vertex"], inst.params["min_order"]))
+
+
+# ============================================================================================ Level 3
+@register_task
+class OSP(Task):
+    code, level, name = "OSP", 3, "Order-weighted Shortest Path"
+
+    def sample_params(self, inst, rng):
+        s, t = _two_vertices(inst.hypergraph, rng)
+        return {"source": s, "target": t}
+
+    def question(self, params):
+        return (f"Q: What is the shortest path length from vertex v{params['source']} to vertex v{params['target']} in "
+                f"hypergraph G, where each hyperedge’s weight equals its order (number of vertices)? If no path "
+                f"exists, answer “No path”. {ANS}.")
+
+    def solve(self, inst):
+        d = solvers.shortest_path_length(inst.hypergraph, inst.params["source"], inst.params["target"])
+        return "No path" if d is None else str(d)
+
+    def parse(self, response):
+        return answers.parse_int(response, allow_no_path=True)
+
+
+@register_task
+class OMF(_Count):
+    code, level, name = "OMF", 3, "Order-weighted Maximum Flow"
+
+    def sample_params(self, inst, rng):
+        s, t = _two_vertices(inst.hypergraph, rng)
+        return {"source": s, "target": t}
+
+    def question(self, params):
+        return (f"Q: What is the estimated maximum flow from vertex v{params['source']} to vertex v{params['target']} "
+                f"in hypergraph G, where each hyperedge’s capacity equals its order? If no flow exists, answer “0”. "
+                f"{ANS}.")
+
+    def solve(self, inst):
+        return str(solvers.max_flow(inst.hypergraph, inst.params["source"], inst.params["target"]))
+
+
+@register_task
+class ISM(Task):
+    code, level, name = "ISM", 3, "Isomorphism Recognition"
+
+    def _pair(self, h, rng, index):
+        yes = (index % 2 == 0) if index is not None else bool(rng.random() < 0.5)
+        h2 = (generators.isomorphic_copy(h, rng) if yes
+              else generators.non_isomorphic_variant(h, rng, solvers.is_isomorphic))
+        return Instance(h, {}, h2)
+
+    def synthetic(self, scale, rng, index):
+        for _ in range(50):  # a hypergraph with no non-isomorphic variant (e.g. one hyperedge) is redrawn
+            inst = self.from_real(generators.random_hypergraph(scale, rng), rng, index)
+            if inst is not None:
+                return inst
+        raise RuntimeError("could not generate an ISM pair")
+
+    def from_real(self, h, rng, index):
+        try:
+            return self._pair(h, rng, index)
+        except RuntimeError:
+            return None
+
+    def question(self, params):
+        return ("Q: Are these two hypergraphs isomorphic? (Two hypergraphs are isomorphic if there exists a vertex "
+                f"relabeling that transforms one into the other). {ANS} in the format [Yes/No].")
+
+    def solve(self, inst):
+        return "Yes" if solvers.is_isomorphic(inst.hypergraph, inst.hypergraph2) else "No"
+
+    def parse(self, response):
+        return answers.parse_yes_no(response)
+
+
+# ============================================================================================ Level 4
+@register_task
+class ThreeColoring(Task):
+    code, level, name = "3-CL", 4, "Hypergraph 3-Coloring"
+    min_order = 2
+
+    def synthetic(self, scale, rng, index):
+        h, colours = generators.planted_3cl(scale, rng)
+        return Instance(h, {}, hint=colours)
+
+    def from_real(self, h, rng, index):
+        # 3-CL instances have no order-1 hyperedge (DESIGN.md): drop them; they constrain nothing
+        h = Hypergraph(h.num_vertices, [e for e in h.hyperedges if len(e) >= 2])
+        if not h.hyperedges or not h.is_connected():
+            return None
+        try:
+            colours = solvers.find_3coloring(h)
+        except solvers.SearchBudgetExceeded:
+            return None
+        return Instance(h, {}, hint=colours) if colours else None
+
+    def question(self, params):
+        return ("Q: Please provide a 3-coloring strategy such that each hyperedge contains nodes with at least 2 "
+                "different colors (assign each vertex a color from {c0, c1, c2}). "
+                f"{ANS} as “Coloring:[v0:c0,v1:c1,…]”.")
+
+    def solve(self, inst):
+        colours = inst.hint if inst.hint is not None else solvers.find_3coloring(inst.hypergraph)
+        return self.canonical(dict(enumerate(colours)))
+
+    def parse(self, response):
+        return answers.parse_coloring(response)
+
+    def canonical(self, parsed):
+        if isinstance(parsed, list):  # a vertex coloured twice
+            return "Coloring:[" + ",".join(f"v{v}:c{c}" for v, c in parsed) + "]"
+        return "Coloring:[" + ",".join(f"v{v}:c{parsed[v]}" for v in sorted(parsed)) + "]"
+
+    def check(self, parsed, ref):
+        h = ref.hypergraph
+        if isinstance(parsed, list) or set(parsed) != set(range(h.num_vertices)):
+            return False
+        return solvers.check_coloring(h, [parsed[v] for v in range(h.num_vertices)])
+
+
+@register_task
+class SHC(Task):
+    code, level, name = "SHC", 4, "Strict Hypercycle"
+
+    def synthetic(self, scale, rng, index):
+        h, cycle = generators.planted_shc(scale, rng)
+        return Instance(h, {}, hint=cycle)
+
+    def from_real(self, h, rng, index):
+        try:
+            cycle = solvers.find_strict_hypercycle(h)
+        except solvers.SearchBudgetExceeded:
+            return None
+        return Instance(h, {}, hint=cycle) if cycle else None
+
+    def question(self, params):
+        return ("Q: Please identify a strict hypercycle in the hypergraph G (A strict hypercycle is a sequence of "
+                "hyperedges e1,e2,...,ek where adjacent hyperedges share exactly one vertex, i.e., |ei ∩ ei+1|=1, and "
+                f"|ek ∩ e1|=1, forming a closed loop). List the hypercycle after “Ans:” as “Cycle:[e0,e1,…]”.")
+
+    def solve(self, inst):
+        cycle = inst.hint if inst.hint is not None else solvers.find_strict_hypercycle(inst.hypergraph)
+        return self.canonical(cycle)
+
+    def parse(self, response):
+        return answers.parse_edge_sequence(response, "cycle:")
+
+    def canonical(self, parsed):
+        return "Cycle:[" + ",".join(f"e{i}" for i in parsed) + "]"
+
+    def check(self, parsed, ref):
+        return solvers.check_strict_hypercycle(ref.hypergraph, parsed)
+
+
+@register_task
+class HHM(Task):
+    code, level, name = "HHM", 4, "Hypergraph Hamiltonian Path"
+
+    def synthetic(self, scale, rng, index):
+        h, s, t, path = generators.planted_hhm(scale, rng)
+        return Instance(h, {"source": s, "target": t}, hint=path)
+
+    def from_real(self, h, rng, index):
+        s = _pick_vertex(h, rng)
+        try:
+            found = solvers.find_hamiltonian_path(h, s)
+        except solvers.SearchBudgetExceeded:
+            return None
+        if not found:
+            return None
+        path, t = found
+        return Instance(h, {"source": s, "target": t}, hint=path)
+
+    def question(self, params):
+        return (f"Q: Please provide a valid Hamiltonian path from v{params['source']} to v{params['target']}. "
+                f"(Hamiltonian path = path visiting all vertices exactly once). {ANS} as “Path:[e0,e1,…]”.")
+
+    def solve(self, inst):
+        path = inst.hint
+        if path is None:
+            found = solvers.find_hamiltonian_path(inst.hypergraph, inst.params["source"], inst.params["target"])
+            path = found[0] if found else None
+        return self.canonical(path)
+
+    def parse(self, response):
+        return answers.parse_edge_sequence(response, "path:")
+
+    def canonical(self, parsed):
+        return "Path:[" + ",".join(f"e{i}" for i in parsed) + "]"
+
+    def check(self, parsed, ref):
+        return solvers.check_hamiltonian_path(ref.hypergraph, ref.params["source"], ref.params["target"], parsed)
+
+
+TASK_CODES = tuple(TASKS)
+UNDERSTANDING = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe")
+REASONING = ("OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
+
+
+# ============================================================================================ rows
+def problem_rng(seed: int, task: str, scale: str, source: str, index: int | None) -> np.random.Generator:
+    """Independent stream per (seed, task, scale, source, index): a row never depends on the rows built before it."""
+    key = [int(seed), zlib.crc32(task.encode()), zlib.crc32(scale.encode()), zlib.crc32(source.encode()),
+           -1 if index is None else int(index)]
+    return np.random.default_rng(np.random.SeedSequence([k & 0xFFFFFFFF for k in key]))
+
+
+def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", index: int | None = None,
+                  real_source: str | None = None) -> tuple[Instance, str]:
+    """(instance with parameters, origin name) of one meta problem."""
+    task = get_task(code)
+    generators.check_scale(scale)
+    rng = problem_rng(seed, code, scale, source, index)
+    if source == "synthetic":
+        inst = task.synthetic(scale, rng, index)
+        origin = {"3-CL": "planted-3cl", "SHC": "planted-shc", "HHM": "planted-hhm"}.get(code, "random")
+    elif source == "real":
+        from . import sources  # real sources are optional at import time
+
+        name = real_source or sources.DEFAULT_SOURCES[int(rng.integers(len(sources.DEFAULT_SOURCES)))]
+        inst = sources.sample_instance(name, scale, rng, lambda h: task.from_real(h, rng, index))
+        origin = sources.get_source(name).origin
+    else:
+        raise ValueError(f"unknown source {source!r}; choose synthetic or real")
+    params = task.sample_params(inst, rng)
+    return Instance(inst.hypergraph, params, inst.hypergraph2, inst.hint), origin
+
+
+def generate_problem(code: str, seed: int, scale: str = "small", source: str = "synthetic",
+                     index: int | None = None, real_source: str | None = None) -> dict:
+    """One meta problem as a row of the DESIGN.md schema, without the image columns."""
+    task = get_task(code)
+    inst, origin = make_instance(code, seed, scale, source, index, real_source)
+    answer = task.solve(inst)
+    h, h2 = inst.hypergraph, inst.hypergraph2
+    reference = {"task": code, "hypergraph": json.loads(h.to_json()),
+                 "hypergraph2": json.loads(h2.to_json()) if h2 is not None else None,
+                 "params": inst.params, "answer": answer}
+    return {
+        "id": f"{code}-{(index if index is not None else seed) % 100000:05d}",
+        "task": code,
+        "level": task.level,
+        "source": source,
+        "origin": origin,
+        "scale": scale,
+        "num_vertices": h.num_vertices,
+        "num_hyperedges": h.num_hyperedges,
+        "hypergraph": h.to_json(),
+        "hypergraph2": h2.to_json() if h2 is not None else "",
+        "params": json.dumps(inst.params, sort_keys=True),
+        "question": task.question(inst.params),
+        "answer": answer,
+        "reference": json.dumps(reference, sort_keys=True, separators=(",", ":")),
+        **text.text_columns(h, h2),
+    }
+
+
+# ============================================================================================ verification
+@dataclass(frozen=True)
+class Reference:
+    task: str
+    hypergraph: Hypergraph
+    hypergraph2: Hypergraph | None
+    params: dict
+    answer: str
+
+
+def parse_reference(reference: str | dict) -> Reference:
+    """A row's ``reference`` (JSON text or dict) as a :class:`Reference`; ``ValueError`` if it is not one."""
+    obj = reference
+    if isinstance(reference, str):
+        try:
+            obj = json.loads(reference)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"reference is not JSON: {exc}") from None
+    if not isinstance(obj, dict) or not {"task", "hypergraph", "params", "answer"} <= set(obj):
+        raise ValueError("reference must be a HyperGVL row reference with task, hypergraph, params and answer")
+    task = obj["task"]
+    if task not in TASKS:
+        raise ValueError(f"reference names unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    h2 = obj.get("hypergraph2")
+    params = obj["params"]
+    if not isinstance(params, dict) or not isinstance(obj["answer"], str):
+        raise ValueError("reference params must be an object and answer a string")
+    return Reference(task, Hypergraph.from_json(obj["hypergraph"]),
+                     Hypergraph.from_json(h2) if h2 else None, params, obj["answer"])
+
+
+@lru_cache(maxsize=65536)
+def _cached_reference(reference: str) -> Reference:
+    return parse_reference(reference)
+
+
+def score_response(reference: str | dict, response: object) -> Verdict:
+    """Verify one raw model response against a row reference (any valid plan counts for 3-CL, SHC, HHM)."""
+    ref = _cached_reference(reference) if isinstance(reference, str) else parse_reference(reference)
+    if not isinstance(response, str):
+        return Verdict(False, True, None)
+    return TASKS[ref.task].verify(ref, response)

@@ -1,0 +1,222 @@
+# Copyright 2025 The HyperGVL suite authors. Licensed under the Apache License, Version 2.0.
+"""HyperGVL accuracy: verify raw LVLM responses against the benchmark rows and aggregate as the paper does.
+
+HyperGVL, sec. 3.2 / Table 3: accuracy per task, "Avg.U and Avg.R represent the average accuracy across
+understanding and reasoning tasks"; sec. 3.4 / Table 4: the same per textual and per visual representation;
+sec. 3.5 / Fig. 4: per hypergraph scale for synthetic and real-world hypergraphs. Each response is checked by
+:func:`hypergvl_dataset.tasks.score_response` against the row's ``reference`` column (task, hypergraph(s),
+parameters, canonical answer), so any valid answer to a planning task (3-CL, SHC, HHM) counts, not only the
+stored one.
+
+Speed: the 84,000 samples of the benchmark share 2,400 references (one per meta problem), so each distinct
+reference string is parsed once, and each distinct (reference, response) pair is verified once.
+"""
+
+import json
+
+import datasets
+import evaluate
+import numpy as np
+from hypergvl_dataset.tasks import TASKS, score_response
+
+_DESCRIPTION = """
+Accuracy of raw model responses on the HyperGVL benchmark. Every response is parsed (the text after "Ans:",
+tolerating minor format deviations) and verified against the row's `reference` (the task, its hypergraph(s), its
+parameters and the canonical answer): counts and sets must match exactly, a planning answer (3-coloring, strict
+hypercycle, Hamiltonian path) is accepted when it is a valid solution of the instance. Results mirror the paper:
+overall accuracy, accuracy per task, Avg.U (mean over the understanding tasks VC, HEC, Ne, DVC, OEC, ONe),
+Avg.R (mean over the reasoning tasks OSP, OMF, ISM, 3-CL, SHC, HHM), the share of unparseable responses, and
+optional breakdowns by textual representation, visual representation, scale and source (Tables 3-4, Fig. 4).
+All rates are percentages in [0, 100].
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `str`): the raw model responses, one per benchmark sample.
+    references (`list` of `str`): the `reference` column of the same rows (JSON with keys `task`, `hypergraph`,
+        `hypergraph2`, `params`, `answer`).
+    text_reps (`list` of `str`, optional): textual representation of each sample (e.g. "N-Set"); adds
+        `by_text_rep`.
+    visual_reps (`list` of `str`, optional): visual representation of each sample (e.g. "Enc-Hy"); adds
+        `by_visual_rep`.
+    scales (`list` of `str`, optional): "small", "medium" or "large" per sample; adds `by_scale`.
+    sources (`list` of `str`, optional): "synthetic" or "real" per sample; adds `by_source` (and
+        `by_source_and_scale`, keyed "source/scale", when `scales` is given too).
+    return_verdicts (`bool`, default False): also return the per-sample `correct`, `unparsed` and `parsed` lists.
+Returns:
+    accuracy (`float`): percentage of correct responses over all samples, in [0, 100].
+    per_task (`dict` of `str` to `float`): accuracy per task code present, in [0, 100], in the paper's task order.
+    avg_u (`float` or `None`): mean of `per_task` over the understanding tasks present (None when none is).
+    avg_r (`float` or `None`): mean of `per_task` over the reasoning tasks present (None when none is).
+    unparsed_rate (`float`): percentage of responses with no recognisable answer, in [0, 100].
+    num_samples (`int`): number of samples; `per_task_count` (`dict`): samples per task.
+    by_text_rep, by_visual_rep, by_scale, by_source, by_source_and_scale (`dict` of `str` to `dict`), when the
+        matching lists are given: the same statistics (accuracy, per_task, avg_u, avg_r, unparsed_rate,
+        num_samples, per_task_count) for each group.
+Raises:
+    ValueError: lists of different lengths, a prediction that is not a string, or a reference that is not a
+        HyperGVL row reference (not JSON, not an object, unknown task, missing keys).
+Examples:
+    >>> import json
+    >>> metric = evaluate.load("evaluators/hypergvl_accuracy")
+    >>> ref = json.dumps({"task": "VC", "hypergraph": {"num_vertices": 3, "hyperedges": [[0, 1], [1, 2]]},
+    ...                   "hypergraph2": None, "params": {}, "answer": "3"})
+    >>> results = metric.compute(predictions=["Ans: 3", "There are 4 vertices. Ans: 4", "I cannot tell."],
+    ...                          references=[ref, ref, ref])
+    >>> round(results["accuracy"], 2), round(results["per_task"]["VC"], 2), round(results["unparsed_rate"], 2)
+    (33.33, 33.33, 33.33)
+    >>> results["avg_u"] == results["per_task"]["VC"], results["avg_r"]
+    (True, None)
+"""
+
+_CITATION = """\
+@article{wei2026hypergvl,
+  title={HyperGVL: Benchmarking and Improving Large Vision-Language Models in Hypergraph Understanding and
+         Reasoning},
+  author={Wei, Yanbin and Kang, Chun and Li, Siwei and Che, Haoxuan and Chen, Yang and Liu, Hua and Liu, Jian and
+          Liu, Zhuang and Ouyang, Can and Xing, Fei and Sha, Lei and Liu, Rui and Zhang, Yu and Kwok, James},
+  journal={arXiv preprint arXiv:2604.15648},
+  year={2026}
+}
+"""
+
+_REQUIRED_KEYS = ("task", "hypergraph", "params", "answer")
+_GROUPINGS = (("text_reps", "by_text_rep"), ("visual_reps", "by_visual_rep"), ("scales", "by_scale"),
+              ("sources", "by_source"))
+
+
+def _check_strings(name, values):
+    if values is None:
+        raise ValueError(f"{name} is missing")
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{name} must be a list of strings, not a single {type(values).__name__}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise ValueError(f"{name}[{i}] must be a string, got {type(value).__name__} {value!r:.80}")
+
+
+def _parse_reference(index, text):
+    """The row reference as a dict, validated; ValueError naming the row otherwise."""
+    try:
+        reference = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"references[{index}] is not a HyperGVL row reference (invalid JSON: {error})") from None
+    if not isinstance(reference, dict):
+        raise ValueError(f"references[{index}] is not a HyperGVL row reference (a JSON object is expected)")
+    missing = [key for key in _REQUIRED_KEYS if key not in reference]
+    if missing:
+        raise ValueError(f"references[{index}] is not a HyperGVL row reference (missing {', '.join(missing)})")
+    if reference["task"] not in TASKS:
+        raise ValueError(
+            f"references[{index}] has unknown task {reference['task']!r}; valid tasks: {', '.join(TASKS)}"
+        )
+    return reference
+
+
+def _summaries(group_of, num_groups, task_of, correct, unparsed, codes, understanding):
+    """Per-group statistics from integer group and task indices (one bincount each, no Python loop per sample)."""
+    num_tasks = len(codes)
+    cell = group_of * num_tasks + task_of
+    total = np.bincount(cell, minlength=num_groups * num_tasks).reshape(num_groups, num_tasks)
+    right = np.bincount(cell, weights=correct, minlength=num_groups * num_tasks).reshape(num_groups, num_tasks)
+    missed = np.bincount(group_of, weights=unparsed, minlength=num_groups)
+    out = []
+    for g in range(num_groups):
+        n = int(total[g].sum())
+        per_task = {codes[t]: 100.0 * right[g, t] / total[g, t] for t in range(num_tasks) if total[g, t]}
+        u = [v for code, v in per_task.items() if code in understanding]
+        r = [v for code, v in per_task.items() if code not in understanding]
+        out.append(
+            {
+                "accuracy": 100.0 * float(right[g].sum()) / n,
+                "per_task": {code: float(v) for code, v in per_task.items()},
+                "avg_u": float(np.mean(u)) if u else None,
+                "avg_r": float(np.mean(r)) if r else None,
+                "unparsed_rate": 100.0 * float(missed[g]) / n,
+                "num_samples": n,
+                "per_task_count": {codes[t]: int(total[g, t]) for t in range(num_tasks) if total[g, t]},
+            }
+        )
+    return out
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class HypergvlAccuracy(evaluate.Metric):
+    """Verified accuracy on HyperGVL with the paper's aggregations (Tables 3-4, Fig. 4), in percent."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2604.15648"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None):
+        """Add a batch of responses and row references, checking every element is a string.
+
+        (evaluate itself checks only the first element and would turn ``None`` into the string "None".)
+        """
+        _check_strings("predictions", predictions)
+        _check_strings("references", references)
+        if len(predictions) != len(references):
+            raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        super().add_batch(predictions=predictions, references=references)
+
+    def add(self, *, prediction=None, reference=None):
+        """Add one response and its row reference."""
+        self.add_batch(predictions=[prediction], references=[reference])
+
+    def _compute(self, predictions, references, text_reps=None, visual_reps=None, scales=None, sources=None,
+                 return_verdicts=False):
+        n = len(predictions)
+        if n == 0:
+            raise ValueError("no predictions given")
+        groupings = {"text_reps": text_reps, "visual_reps": visual_reps, "scales": scales, "sources": sources}
+        for name, values in groupings.items():
+            if values is not None:
+                _check_strings(name, values)
+                if len(values) != n:
+                    raise ValueError(f"{name} has {len(values)} entries for {n} predictions")
+
+        codes = list(TASKS)
+        task_index = {code: t for t, code in enumerate(codes)}
+        understanding = {code for code, task in TASKS.items() if task.level <= 2}
+        parsed_references = {}  # reference string -> (reference dict, task index)
+        verdicts = {}  # (reference string, response) -> Verdict
+        task_of = np.empty(n, dtype=np.int64)
+        results = []
+        for i, (response, reference_text) in enumerate(zip(predictions, references)):
+            entry = parsed_references.get(reference_text)
+            if entry is None:
+                reference = _parse_reference(i, reference_text)
+                entry = parsed_references[reference_text] = (reference, task_index[reference["task"]])
+            task_of[i] = entry[1]
+            verdict = verdicts.get((reference_text, response))
+            if verdict is None:
+                try:
+                    verdict = score_response(entry[0], response)
+                except ValueError as error:
+                    raise ValueError(f"references[{i}] could not be verified: {error}") from None
+                verdicts[(reference_text, response)] = verdict
+            results.append(verdict)
+        correct = np.fromiter((v.correct for v in results), dtype=np.float64, count=n)
+        unparsed = np.fromiter((v.unparsed for v in results), dtype=np.float64, count=n)
+
+        def summarise(labels):
+            names, group_of = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+            rows = _summaries(group_of.ravel(), len(names), task_of, correct, unparsed, codes, understanding)
+            return dict(zip(names.tolist(), rows))
+
+        output = _summaries(np.zeros(n, dtype=np.int64), 1, task_of, correct, unparsed, codes, understanding)[0]
+        for name, key in _GROUPINGS:
+            if groupings[name] is not None:
+                output[key] = summarise(groupings[name])
+        if sources is not None and scales is not None:
+            output["by_source_and_scale"] = summarise([f"{a}/{b}" for a, b in zip(sources, scales)])
+        if return_verdicts:
+            output["correct"] = [bool(v.correct) for v in results]
+            output["unparsed"] = [bool(v.unparsed) for v in results]
+            output["parsed"] = [v.parsed for v in results]
+        return output

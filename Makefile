@@ -17,7 +17,8 @@ install: $(STAMP)
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HOME=$$(mktemp -d) \
-	  $(BIN)/python -m pytest -q -m "not slow"
+	  $(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 demo: $(STAMP)
 	$(BIN)/python -m hypergvl_dataset.demo

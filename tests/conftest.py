@@ -1,0 +1,29 @@
+"""Shared test set-up: offline Hub, a private HF_HOME, and the real-data folder beside the checkout.
+
+The test folder is put on sys.path so helpers such as ``hypergvl_checker`` import by a unique name (hypergraphx
+installs a top-level ``tests`` package into site-packages, so ``tests.*`` imports could be shadowed)."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if "HF_HOME" not in os.environ or not os.environ["HF_HOME"].startswith(tempfile.gettempdir()):
+    os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf_home_")
+
+SHARED_DATA = Path(os.environ.get("HYPERGVL_RAW_ROOT", TESTS.parent.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data folder {SHARED_DATA} not present")
+    return SHARED_DATA

@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from hypergvl_dataset.hypergraph import Hypergraph
 from hypergvl_dataset.safe_pickle import safe_load
-from hypergvl_dataset.sources import (SOURCES, SourceFileError, get_source, load_source, register_source,
-                                      sample_real, sample_subhypergraph)
+from hypergvl_dataset.sources import (DEFAULT_SOURCES, SOURCES, SourceFileError, get_source, load_source,
+                                      register_source, sample_instance, sample_real, sample_subhypergraph)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 HYPERGCN = DATA / "HyperGCN"
@@ -301,3 +301,24 @@ def test_sample_real_gives_up_with_a_clear_error():
 
     with pytest.raises(RuntimeError, match=r"none of 7 sampled 6-vertex sub-hypergraphs of 'justice' satisfied never"):
         sample_real("justice", 6, np.random.default_rng(0), accept=never, max_tries=7)
+
+
+def test_sample_instance_draws_the_size_once_and_retries_build():
+    sizes = []
+
+    def build(h: Hypergraph):
+        sizes.append(h.num_vertices)
+        return ("instance", h) if len(sizes) == 4 else None
+
+    kind, h = sample_instance("walmart-trips", "medium", np.random.default_rng(5), build)
+    assert kind == "instance" and len(sizes) == 4 and len(set(sizes)) == 1 and 11 <= sizes[0] <= 15
+    sizes.clear()
+    assert sample_instance("walmart-trips", "medium", np.random.default_rng(5), build)[1] == h
+    with pytest.raises(RuntimeError, match="none of 3 sampled"):
+        sample_instance("walmart-trips", "small", np.random.default_rng(5), lambda h: None, max_tries=3)
+    with pytest.raises(ValueError, match="unknown scale 'huge'"):
+        sample_instance("walmart-trips", "huge", np.random.default_rng(5), build)
+
+
+def test_default_sources_are_registered():
+    assert DEFAULT_SOURCES and set(DEFAULT_SOURCES) <= set(SOURCES)

@@ -8,3 +8,13 @@ from .tasks import TASKS, generate_problem, get_task, score_response
 
 __all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_response"]
 __version__ = "0.1.0"
+
+
+def expand(dataset, text_reps=None, visual_reps=None):
+    """Meta-problem rows -> 35 vision-language QA samples each (see :func:`hypergvl_dataset.builder.expand`)."""
+    from .builder import expand as _expand
+
+    return _expand(dataset, text_reps, visual_reps)
+
+
+__all__.append("expand")

@@ -84,5 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # run the importable module, so plugins register into the same COMMANDS
+    from hypergvl_dataset.cli import main as _main
+
+    sys.exit(_main())

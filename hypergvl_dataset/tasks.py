@@ -51,10 +51,10 @@ class Task:
     min_order: ClassVar[int] = 1  # smallest hyperedge order an instance may have (3-CL: 2)
 
     # ---- instances
-    def synthetic(self, scale: str, rng: np.random.Generator, index: int | None) -> Instance:
+    def synthetic(self, scale: str, rng: np.random.Generator, variant: int | None) -> Instance:
         return Instance(generators.random_hypergraph(scale, rng), {})
 
-    def from_real(self, h: Hypergraph, rng: np.random.Generator, index: int | None) -> Instance | None:
+    def from_real(self, h: Hypergraph, rng: np.random.Generator, variant: int | None) -> Instance | None:
         """Instance on a sampled real hypergraph, or None if it does not meet the task's requirement."""
         return Instance(h, {})
 
@@ -268,22 +268,23 @@ class OMF(_Count):
 class ISM(Task):
     code, level, name = "ISM", 3, "Isomorphism Recognition"
 
-    def _pair(self, h, rng, index):
-        yes = (index % 2 == 0) if index is not None else bool(rng.random() < 0.5)
+    def _pair(self, h, rng, variant):
+        # balanced Yes/No: the builder alternates `variant`; a lone sample flips a coin
+        yes = (variant % 2 == 0) if variant is not None else bool(rng.random() < 0.5)
         h2 = (generators.isomorphic_copy(h, rng) if yes
               else generators.non_isomorphic_variant(h, rng, solvers.is_isomorphic))
         return Instance(h, {}, h2)
 
-    def synthetic(self, scale, rng, index):
+    def synthetic(self, scale, rng, variant):
         for _ in range(50):  # a hypergraph with no non-isomorphic variant (e.g. one hyperedge) is redrawn
-            inst = self.from_real(generators.random_hypergraph(scale, rng), rng, index)
+            inst = self.from_real(generators.random_hypergraph(scale, rng), rng, variant)
             if inst is not None:
                 return inst
         raise RuntimeError("could not generate an ISM pair")
 
-    def from_real(self, h, rng, index):
+    def from_real(self, h, rng, variant):
         try:
-            return self._pair(h, rng, index)
+            return self._pair(h, rng, variant)
         except RuntimeError:
             return None
 
@@ -304,11 +305,11 @@ class ThreeColoring(Task):
     code, level, name = "3-CL", 4, "Hypergraph 3-Coloring"
     min_order = 2
 
-    def synthetic(self, scale, rng, index):
+    def synthetic(self, scale, rng, variant):
         h, colours = generators.planted_3cl(scale, rng)
         return Instance(h, {}, hint=colours)
 
-    def from_real(self, h, rng, index):
+    def from_real(self, h, rng, variant):
         # 3-CL instances have no order-1 hyperedge (DESIGN.md): drop them; they constrain nothing
         h = Hypergraph(h.num_vertices, [e for e in h.hyperedges if len(e) >= 2])
         if not h.hyperedges or not h.is_connected():
@@ -347,11 +348,11 @@ class ThreeColoring(Task):
 class SHC(Task):
     code, level, name = "SHC", 4, "Strict Hypercycle"
 
-    def synthetic(self, scale, rng, index):
+    def synthetic(self, scale, rng, variant):
         h, cycle = generators.planted_shc(scale, rng)
         return Instance(h, {}, hint=cycle)
 
-    def from_real(self, h, rng, index):
+    def from_real(self, h, rng, variant):
         try:
             cycle = solvers.find_strict_hypercycle(h)
         except solvers.SearchBudgetExceeded:
@@ -381,11 +382,11 @@ class SHC(Task):
 class HHM(Task):
     code, level, name = "HHM", 4, "Hypergraph Hamiltonian Path"
 
-    def synthetic(self, scale, rng, index):
+    def synthetic(self, scale, rng, variant):
         h, s, t, path = generators.planted_hhm(scale, rng)
         return Instance(h, {"source": s, "target": t}, hint=path)
 
-    def from_real(self, h, rng, index):
+    def from_real(self, h, rng, variant):
         s = _pick_vertex(h, rng)
         try:
             found = solvers.find_hamiltonian_path(h, s)
@@ -430,21 +431,41 @@ def problem_rng(seed: int, task: str, scale: str, source: str, index: int | None
     return np.random.default_rng(np.random.SeedSequence([k & 0xFFFFFFFF for k in key]))
 
 
+REAL_TRIES = 60  # sub-hypergraphs drawn per real source before handing over to the next source
+
+
 def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", index: int | None = None,
-                  real_source: str | None = None) -> tuple[Instance, str]:
-    """(instance with parameters, origin name) of one meta problem."""
+                  real_source: str | None = None, variant: int | None = None,
+                  real_sources: tuple[str, ...] | None = None) -> tuple[Instance, str]:
+    """(instance with parameters, origin name) of one meta problem. ``index`` seeds the row's own random stream;
+    ``variant`` (default ``index``) picks a balanced variant where a task has one (ISM: even = Yes). Real rows
+    sample ``real_source`` first, then the other ``real_sources`` in order (B.2: "we repeat the sampling until the
+    sampled hypergraph meets the requirements")."""
+    variant = index if variant is None else variant
     task = get_task(code)
     generators.check_scale(scale)
     rng = problem_rng(seed, code, scale, source, index)
     if source == "synthetic":
-        inst = task.synthetic(scale, rng, index)
+        inst = task.synthetic(scale, rng, variant)
         origin = {"3-CL": "planted-3cl", "SHC": "planted-shc", "HHM": "planted-hhm"}.get(code, "random")
     elif source == "real":
         from . import sources  # real sources are optional at import time
 
-        name = real_source or sources.DEFAULT_SOURCES[int(rng.integers(len(sources.DEFAULT_SOURCES)))]
-        inst = sources.sample_instance(name, scale, rng, lambda h: task.from_real(h, rng, index))
-        origin = sources.get_source(name).origin
+        order = list(real_sources or sources.DEFAULT_SOURCES)
+        first = order[int(rng.integers(len(order)))] if real_source is None else real_source
+        order = [first] + [o for o in order if o != first]
+        inst = None
+        for name in order:  # a source that cannot serve the task (e.g. too sparse for HHM) hands over to the next
+            try:
+                inst = sources.sample_instance(name, scale, rng, lambda h: task.from_real(h, rng, variant),
+                                               max_tries=REAL_TRIES)
+            except RuntimeError:
+                continue
+            origin = sources.get_source(name).origin
+            break
+        if inst is None:
+            raise RuntimeError(f"no real source among {', '.join(order)} yields a {scale} {code} instance "
+                               f"in {REAL_TRIES} samples each")
     else:
         raise ValueError(f"unknown source {source!r}; choose synthetic or real")
     params = task.sample_params(inst, rng)
@@ -452,10 +473,11 @@ def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", i
 
 
 def generate_problem(code: str, seed: int, scale: str = "small", source: str = "synthetic",
-                     index: int | None = None, real_source: str | None = None) -> dict:
+                     index: int | None = None, real_source: str | None = None, variant: int | None = None,
+                     real_sources: tuple[str, ...] | None = None) -> dict:
     """One meta problem as a row of the DESIGN.md schema, without the image columns."""
     task = get_task(code)
-    inst, origin = make_instance(code, seed, scale, source, index, real_source)
+    inst, origin = make_instance(code, seed, scale, source, index, real_source, variant, real_sources)
     answer = task.solve(inst)
     h, h2 = inst.hypergraph, inst.hypergraph2
     reference = {"task": code, "hypergraph": json.loads(h.to_json()),

@@ -142,3 +142,23 @@ def check_row(row: dict) -> None:
         e = sorted(e)
         g.add_edges_from(zip(e, e[1:]))
     assert nx.is_connected(g), "instance not connected"
+
+
+def check_texts(row: dict) -> None:
+    """N-Set and Inc-Mat texts, read back with plain regexes, state exactly the row's hypergraph(s)."""
+    graphs = [row["hypergraph"]] + ([row["hypergraph2"]] if row["hypergraph2"] else [])
+    nset, incm = row["text_n_set"], row["text_inc_mat"]
+    if row["hypergraph2"]:
+        nset_parts = nset.split(" The description of G is: ")
+        inc_parts = incm.split(" The description of G is: ")
+    else:
+        nset_parts, inc_parts = [nset], [incm]
+    for hg, ns, im in zip(graphs, nset_parts, inc_parts):
+        n, edges = _h(hg)
+        body = ns.split(" are: ", 1)[1]
+        stated = [set(int(v) for v in re.findall(r"v(\d+)", g)) for g in re.findall(r"\(([^)]*)\)", body)]
+        assert stated == edges, "N-Set text"
+        rows = re.findall(r"\[([01,]+)\]", im.split("hypergraph is", 1)[1])
+        matrix = [[int(x) for x in r.strip(",").split(",")] for r in rows]
+        assert len(matrix) == n and all(len(r) == len(edges) for r in matrix), "Inc-Mat shape"
+        assert all(matrix[v][i] == (v in e) for i, e in enumerate(edges) for v in range(n)), "Inc-Mat text"

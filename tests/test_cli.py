@@ -26,7 +26,7 @@ def test_sample_json_has_the_schema_and_checks_out(code, capsys):
 
 
 def test_console_script_readable_output():
-    out = subprocess.run([sys.executable, "-m", "hypergvl_dataset.cli", "sample", "--task", "OSP", "--seed", "2"],
+    out = subprocess.run([sys.executable, "-m", "hypergvl_dataset", "sample", "--task", "OSP", "--seed", "2"],
                          capture_output=True, text=True, check=True).stdout
     assert "answer:" in out and "Ans:" in out
 
@@ -37,5 +37,5 @@ def test_console_script_readable_output():
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_flags_fail_clearly(argv, needle):
-    r = subprocess.run([sys.executable, "-m", "hypergvl_dataset.cli", *argv], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "hypergvl_dataset", *argv], capture_output=True, text=True)
     assert r.returncode != 0 and needle in r.stderr

@@ -1,0 +1,6 @@
+"""`python -m hypergvl_dataset` is the `hypergvl` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,165 @@
+"""`hypergvl build`: protocol counts, the independent checker on built rows, loading with `datasets`, `expand`,
+byte-identical rebuilds and resume after kill -9, and bad input."""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import hypergvl_checker as checker
+from hypergvl_dataset.builder import BuildConfig, build, expand, plan
+from hypergvl_dataset.cli import main
+
+TASKS = ("VC", "ISM", "HHM")
+PER_TASK = 8  # 4 synthetic (small, medium, medium, large) + 4 real
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("b") / "hypergvl"
+    build(BuildConfig(out=out, per_task=PER_TASK, tasks=TASKS, rows_per_shard=4, workers=2), progress=False)
+    return out
+
+
+def _hashes(out: Path) -> dict:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*.parquet"))}
+
+
+def test_layout_card_and_protocol_counts(built):
+    card = (built / "README.md").read_text()
+    assert card.startswith("---\n") and "config_name: all" in card and "config_name: ism" in card
+    for rel, digest in _hashes(built).items():
+        assert f"`{rel}` | `{digest}`" in card
+    from datasets import load_dataset
+
+    ds = load_dataset(str(built), split="test")
+    assert len(ds) == len(TASKS) * PER_TASK
+    counts = Counter((r["task"], r["source"], r["scale"]) for r in ds.select_columns(["task", "source", "scale"]))
+    for t in TASKS:
+        assert counts[(t, "synthetic", "small")] == 1 and counts[(t, "synthetic", "medium")] == 2
+        assert counts[(t, "real", "large")] == 1 and counts[(t, "real", "medium")] == 2
+    ism = [r["answer"] for r in ds.select_columns(["task", "answer"]) if r["task"] == "ISM"]
+    assert ism.count("Yes") == ism.count("No")
+    assert len(set(ds["id"])) == len(ds)
+
+
+def test_every_built_row_passes_the_independent_checker(built):
+    from datasets import load_dataset
+
+    ds = load_dataset(str(built), split="test").remove_columns(
+        ["image_enc_hy", "image_bi_inc", "image_sh_inc", "image_st_inc", "image_cli_exp"])
+    for row in ds:
+        checker.check_row(row)
+        checker.check_texts(row)
+        if row["source"] == "real":
+            assert row["origin"] in ("walmart-trips", "contacts-workplace")
+
+
+def test_load_by_name_from_the_parent_folder_and_one_config(built, monkeypatch):
+    from datasets import load_dataset
+
+    monkeypatch.chdir(built.parent)
+    osp = load_dataset("hypergvl", "hhm", split="test")
+    assert set(osp["task"]) == {"HHM"} and len(osp) == PER_TASK
+    img = osp[0]["image_enc_hy"]
+    assert img.size == (1400, 1100)
+
+
+def test_expand_is_35_per_row_and_lazy(built):
+    from datasets import load_dataset
+
+    ds = load_dataset(str(built), "ism", split="test")
+    vqa = expand(ds)
+    assert len(vqa) == 35 * len(ds)
+    s = vqa[36]
+    assert s["meta_id"] == ds[1]["id"] and s["text_rep"] == "lo_inc" and s["visual_rep"] == "bi_inc"
+    assert s["prompt"] == ds[1]["text_lo_inc"] + " " + ds[1]["question"]
+    assert s["prompt"].startswith("There are two hypergraphs: H and G.")
+    assert s["image"].size == (1400, 1100) and s["reference"] == ds[1]["reference"]
+    assert vqa.references()[36] == s["reference"] and len(vqa.references()) == len(vqa)
+    small = expand(ds, text_reps=["n_set"], visual_reps=["cli_exp", "enc_hy"])
+    assert len(small) == 2 * len(ds)
+    with pytest.raises(ValueError, match="n_set"):
+        expand(ds, text_reps=["nope"])
+
+
+def test_same_seed_same_bytes_and_resume_after_kill(built, tmp_path):
+    ref = _hashes(built)
+    out = tmp_path / "hypergvl"
+    cmd = [sys.executable, "-m", "hypergvl_dataset", "build", "--out", str(out), "--per-task", str(PER_TASK),
+           "--tasks", *TASKS, "--rows-per-shard", "4", "--workers", "1", "--no-progress"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(out.glob("data/*/*.parquet")):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (out / "README.md").exists(), "a killed build must not look finished"
+    finished = len(list(out.glob("data/*/*.parquet")))
+    assert 1 <= finished < len(ref)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert _hashes(out) == ref
+    assert not list(out.rglob("*.tmp-*"))
+
+
+def test_bad_inputs(tmp_path, capsys):
+    assert main(["build", "--out", str(tmp_path / "a"), "--tasks", "NOPE"]) == 2
+    assert "unknown task 'NOPE'" in capsys.readouterr().err
+    assert main(["build", "--out", str(tmp_path / "b"), "--per-task", "0"]) == 2
+    assert "--per-task" in capsys.readouterr().err
+    assert main(["build", "--out", str(tmp_path / "c"), "--sources", "nowhere"]) == 2
+    assert "nowhere" in capsys.readouterr().err
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    assert main(["build", "--out", str(tmp_path / "mine"), "--per-task", "1", "--tasks", "VC"]) == 2
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if os.geteuid() != 0:  # root ignores permission bits
+        assert main(["build", "--out", str(ro / "x"), "--per-task", "1", "--tasks", "VC"]) == 2
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["build", "--out", str(blocker / "x"), "--per-task", "1", "--tasks", "VC"]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    # a missing real source: the HyperGCN base points at an empty folder
+    os.environ["HYPERGVL_HYPERGCN_ROOT"] = str(tmp_path / "empty")
+    try:
+        assert main(["build", "--out", str(tmp_path / "d"), "--sources", "coauthorship-cora"]) == 2
+        assert "not available" in capsys.readouterr().err
+        assert not (tmp_path / "d" / "README.md").exists()
+    finally:
+        del os.environ["HYPERGVL_HYPERGCN_ROOT"]
+
+
+def test_rebuild_with_other_settings_is_refused(built, capsys):
+    assert main(["build", "--out", str(built), "--per-task", "2", "--tasks", "VC"]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_push_offline_fails_at_once(built, capsys, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    start = time.time()
+    assert main(["push", str(built), "--repo-id", "org/hypergvl"]) == 2
+    assert "HF_HUB_OFFLINE" in capsys.readouterr().err and time.time() - start < 5
+    assert main(["push", str(built.parent), "--repo-id", "org/x"]) == 2
+
+
+def test_plan_is_the_paper_protocol_at_full_size(tmp_path):
+    cfg = BuildConfig(out=tmp_path, per_task=200)
+    shards = plan(cfg)
+    rows = [r for s in shards for r in s.rows]
+    assert len(rows) == 2400
+    c = Counter((r.task, r.source, r.scale) for r in rows)
+    assert all(c[(t, "synthetic", "medium")] == 50 and c[(t, "real", "small")] == 25 for t in cfg.tasks)
+    ism = [r.variant for r in rows if r.task == "ISM"]
+    assert ism.count(0) == ism.count(1) == 100

@@ -1,0 +1,417 @@
+"""Shared machinery of the hypergraph neural network zoo: structure cache, sparse operators, dropout, checks.
+
+Every model of :mod:`models.nn` has the same constructor head and the same forward::
+
+    Model(in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, <typed keywords>)
+    model(x, hyperedge_index, num_hyperedges=None) -> [num_nodes, out_channels]
+
+``hyperedge_index`` is a ``LongTensor [2, nnz]`` (row 0 node ids, row 1 hyperedge ids: PyG ``HypergraphConv``
+convention) and ``x`` is a dense ``[N, F]`` tensor or a torch sparse tensor (COO, CSR, ...).
+
+Speed (DESIGN.md "Speed facts"): everything that depends only on the structure (degrees, normalised
+propagation matrices, clique expansions) is computed once per ``hyperedge_index`` tensor and kept in a small
+per-model cache keyed on that tensor's identity (a weak reference, so a freed tensor whose memory is reused
+can never hit), its ``_version`` (in-place edits miss), the node and hyperedge counts and the dtype.
+Propagation matrices are CSR tensors multiplied through :class:`_SpMM`, whose backward uses a transposed copy
+built once (``torch``'s own CSR backward transposes on every call and costs more than the whole forward).
+Sparse bag-of-words features stay sparse: :func:`prepare_input` turns them into a :class:`SparseOperator`
+that the first :class:`Linear` multiplies. :func:`dropout` draws its mask from 16-bit random integers,
+four per 64-bit draw, several times cheaper on CPU than ``torch.nn.functional.dropout``'s Bernoulli sampler.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = [
+    "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
+    "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
+]
+
+T = TypeVar("T")
+
+
+# ----------------------------------------------------------------------------------------------- checks
+
+def check_int(name: str, value: Any, minimum: int = 1) -> int:
+    """Return ``value`` if it is an ``int`` (not a bool) >= ``minimum``, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def check_float(name: str, value: Any, low: float = -math.inf, high: float = math.inf,
+                high_inclusive: bool = True) -> float:
+    """Return ``float(value)`` if it is a real number in ``[low, high]`` (or ``[low, high)``), else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    if value < low or value > high or (value == high and not high_inclusive):
+        bracket = "]" if high_inclusive else ")"
+        raise ValueError(f"{name} must lie in [{low}, {high}{bracket}, got {value!r}")
+    return float(value)
+
+
+def check_probability(name: str, value: Any) -> float:
+    """A dropout probability: a real number in ``[0, 1)``."""
+    return check_float(name, value, 0.0, 1.0, high_inclusive=False)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+def check_common(in_channels: Any, hidden_channels: Any, out_channels: Any, num_layers: Any,
+                 dropout: Any, min_layers: int = 1) -> None:
+    """Validate the five arguments every model shares."""
+    check_int("in_channels", in_channels)
+    check_int("hidden_channels", hidden_channels)
+    check_int("out_channels", out_channels)
+    check_int("num_layers", num_layers, min_layers)
+    check_probability("dropout", dropout)
+
+
+def glorot_(tensor: Tensor) -> Tensor:
+    """Glorot/Xavier uniform init over the last two dimensions (PyG ``inits.glorot``)."""
+    bound = math.sqrt(6.0 / (tensor.size(-2) + tensor.size(-1)))
+    with torch.no_grad():
+        return tensor.uniform_(-bound, bound)
+
+
+# ------------------------------------------------------------------------------------- sparse operators
+
+def _coo(index: Tensor, values: Tensor, shape: tuple[int, int], is_coalesced: bool = False) -> Tensor:
+    return torch.sparse_coo_tensor(index, values, shape, is_coalesced=is_coalesced, check_invariants=False)
+
+
+def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+        return torch.sparse_csr_tensor(crow, col, values, shape, check_invariants=False)
+
+
+class _SpMM(torch.autograd.Function):
+    """``A @ Z`` for a constant sparse ``A``; the backward multiplies by a stored ``A^T`` (no transpose)."""
+
+    @staticmethod
+    def forward(ctx: Any, z: Tensor, op: "SparseOperator") -> Tensor:  # type: ignore[override]
+        ctx.op = op
+        return op.matrix @ z
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        return ctx.op.transposed @ grad.contiguous(), None
+
+
+class SparseOperator:
+    """A constant sparse matrix ``A`` (CSR) together with ``A^T`` (CSR), for ``A @ Z`` with gradients in ``Z``.
+
+    Duplicate ``(row, col)`` entries are summed. :meth:`with_values` returns the same pattern with new values
+    (used to apply dropout to sparse input features without rebuilding the transpose).
+
+    >>> op = SparseOperator(torch.tensor([0, 1, 1]), torch.tensor([1, 0, 1]), torch.tensor([2., 3., 4.]), (2, 2))
+    >>> (op @ torch.eye(2)).tolist()
+    [[0.0, 2.0], [3.0, 4.0]]
+    """
+
+    def __init__(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> None:
+        n, m = int(shape[0]), int(shape[1])
+        coo = _coo(torch.stack([row, col]), value, (n, m)).coalesce()
+        index, vals = coo.indices(), coo.values()
+        self.shape = (n, m)
+        # Row-major order of A^T is column-major order of A.
+        self._perm = torch.argsort(index[1] * max(n, 1) + index[0])
+        t_index = index.flip(0)[:, self._perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+            self.matrix = coo.to_sparse_csr()
+            self.transposed = _coo(t_index, vals[self._perm], (m, n), is_coalesced=True).to_sparse_csr()
+
+    @property
+    def values(self) -> Tensor:
+        return self.matrix.values()
+
+    @property
+    def nnz(self) -> int:
+        return int(self.matrix.values().numel())
+
+    def with_values(self, values: Tensor) -> "SparseOperator":
+        """The same sparsity pattern with ``values`` (in the row-major order of :attr:`values`)."""
+        new = object.__new__(SparseOperator)
+        new.shape, new._perm = self.shape, self._perm
+        new.matrix = _csr(self.matrix.crow_indices(), self.matrix.col_indices(), values, self.shape)
+        new.transposed = _csr(self.transposed.crow_indices(), self.transposed.col_indices(),
+                              values[self._perm], (self.shape[1], self.shape[0]))
+        return new
+
+    def to_dense(self) -> Tensor:
+        return self.matrix.to_dense()
+
+    def __matmul__(self, z: Tensor) -> Tensor:
+        if z.dim() != 2:
+            raise ValueError(f"SparseOperator multiplies 2-D tensors, got shape {tuple(z.shape)}")
+        if torch.is_grad_enabled() and z.requires_grad:
+            return _SpMM.apply(z, self)
+        return self.matrix @ z
+
+
+class Propagation:
+    """``diag(left) H diag(mid) H^T diag(right) (+ diag(diagonal))`` as one ``N x N`` operator.
+
+    Built as a single CSR matrix when that is small (``sum_e |e|^2 <= 4 nnz(H)``), else kept as the two
+    factors ``H`` and ``H^T`` (memory ``O(nnz)`` even for hyperedges with thousands of members).
+    """
+
+    def __init__(self, inc: "Incidence", left: Tensor, mid: Tensor, right: Tensor,
+                 diagonal: Tensor | None = None) -> None:
+        v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
+        self.shape = (n, n)
+        if float((inc.deg_e ** 2).sum()) <= 4 * max(inc.nnz, 1):
+            hl = _coo(torch.stack([v, e]), left[v] * mid[e], (n, m))
+            hr = _coo(torch.stack([e, v]), right[v], (m, n))
+            prod = torch.sparse.mm(hl.coalesce(), hr.coalesce()).coalesce()
+            row, col, val = prod.indices()[0], prod.indices()[1], prod.values()
+            if diagonal is not None:
+                ids = torch.arange(n, device=v.device)
+                row, col, val = torch.cat([row, ids]), torch.cat([col, ids]), torch.cat([val, diagonal])
+            self.factors = (SparseOperator(row, col, val, (n, n)),)
+            self.diagonal = None
+        else:
+            self.factors = (SparseOperator(v, e, left[v] * mid[e], (n, m)),
+                            SparseOperator(e, v, right[v], (m, n)))
+            self.diagonal = None if diagonal is None else diagonal.unsqueeze(-1)
+
+    def to_dense(self) -> Tensor:
+        out = self.factors[0].to_dense()
+        for f in self.factors[1:]:
+            out = out @ f.to_dense()
+        if self.diagonal is not None:
+            out = out + torch.diag(self.diagonal.squeeze(-1))
+        return out
+
+    def __matmul__(self, z: Tensor) -> Tensor:
+        out = z
+        for f in reversed(self.factors):
+            out = f @ out
+        if self.diagonal is not None:
+            out = out + self.diagonal * z
+        return out
+
+
+# ---------------------------------------------------------------------------------------------- structure
+
+def _inv(t: Tensor, power: float = 1.0) -> Tensor:
+    """``t ** -power`` with ``inf`` (zero degree) replaced by 0, as every reference implementation does."""
+    out = t.pow(-power)
+    return torch.where(torch.isinf(out), torch.zeros_like(out), out)
+
+
+class Incidence:
+    """A validated incidence structure (row 0 nodes, row 1 hyperedges) with a memo of derived operators.
+
+    Attributes: ``node``, ``edge`` (``LongTensor [nnz]``), ``num_nodes``, ``num_edges``, ``deg_v``, ``deg_e``
+    (float degree vectors: hyperedges per node, nodes per hyperedge; duplicate incidences count twice).
+    """
+
+    def __init__(self, hyperedge_index: Tensor, num_nodes: int, num_edges: int, dtype: torch.dtype) -> None:
+        self.node, self.edge = hyperedge_index[0], hyperedge_index[1]
+        self.num_nodes, self.num_edges, self.dtype = num_nodes, num_edges, dtype
+        self.nnz = int(self.node.numel())
+        self.deg_v = torch.bincount(self.node, minlength=num_nodes).to(dtype)
+        self.deg_e = torch.bincount(self.edge, minlength=num_edges).to(dtype)
+        self._memo: dict[Any, Any] = {}
+
+    def memo(self, key: Any, build: Callable[[], T]) -> T:
+        """Compute ``build()`` once per structure and key."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def propagation(self, left: Tensor, mid: Tensor, right: Tensor,
+                    diagonal: Tensor | None = None) -> Propagation:
+        return Propagation(self, left, mid, right, diagonal)
+
+    def operator(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> SparseOperator:
+        return SparseOperator(row, col, value, shape)
+
+    def clique_expansion(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Weighted clique expansion without self-loops: ``(row, col, weight)``, both directions.
+
+        ``weight[u, v]`` is the number of hyperedges containing both ``u`` and ``v`` (u != v): the off-diagonal
+        part of ``H H^T``. Memory grows with ``sum_e |e|^2`` (why CEGCN/CEGAT run out of memory on Yelp).
+        """
+        def build() -> tuple[Tensor, Tensor, Tensor]:
+            ones = torch.ones(self.nnz, dtype=self.dtype, device=self.node.device)
+            h = _coo(torch.stack([self.node, self.edge]), ones, (self.num_nodes, self.num_edges)).coalesce()
+            a = torch.sparse.mm(h, h.t().coalesce()).coalesce()
+            row, col = a.indices()
+            keep = row != col
+            return row[keep], col[keep], a.values()[keep]
+        return self.memo("clique_expansion", build)
+
+
+def _check_index_shape(hyperedge_index: Any) -> None:
+    if not isinstance(hyperedge_index, Tensor) or hyperedge_index.dim() != 2 or hyperedge_index.size(0) != 2:
+        shape = tuple(hyperedge_index.shape) if isinstance(hyperedge_index, Tensor) else type(hyperedge_index)
+        raise ValueError(f"hyperedge_index must be a LongTensor of shape [2, nnz], got {shape}")
+    if hyperedge_index.dtype != torch.long:
+        raise ValueError(f"hyperedge_index must have dtype torch.long, got {hyperedge_index.dtype}")
+
+
+def _check_index_range(hyperedge_index: Tensor, num_nodes: int, num_edges: int) -> None:
+    if hyperedge_index.numel() == 0:
+        return
+    lo, hi = hyperedge_index.amin(dim=1).tolist(), hyperedge_index.amax(dim=1).tolist()
+    if lo[0] < 0 or hi[0] >= num_nodes:
+        raise ValueError(f"hyperedge_index node ids must lie in [0, {num_nodes}) (x has {num_nodes} rows), "
+                         f"got range [{lo[0]}, {hi[0]}]")
+    if lo[1] < 0 or hi[1] >= num_edges:
+        raise ValueError(f"hyperedge_index hyperedge ids must lie in [0, {num_edges}), got range "
+                         f"[{lo[1]}, {hi[1]}]")
+
+
+class StructureCache:
+    """A tiny LRU cache keyed on the identity and version of tensors (never on their memory address).
+
+    Not part of a model's state: copying or pickling a model gives an empty cache.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._entries: list[tuple[tuple[weakref.ref, ...], tuple[int, ...], tuple, Any]] = []
+
+    def get(self, tensors: Iterable[Tensor], extra: tuple, build: Callable[[], T]) -> T:
+        tensors = tuple(tensors)
+        versions = tuple(t._version for t in tensors)
+        for i, (refs, vers, ext, value) in enumerate(self._entries):
+            if vers == versions and ext == extra and all(r() is t for r, t in zip(refs, tensors)):
+                if i:
+                    self._entries.insert(0, self._entries.pop(i))
+                return value
+        value = build()
+        self._entries.insert(0, (tuple(weakref.ref(t) for t in tensors), versions, extra, value))
+        del self._entries[self.size:]
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getstate__(self) -> dict:
+        return {"size": self.size}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["size"])  # type: ignore[misc]
+
+    def __deepcopy__(self, memo: dict) -> "StructureCache":
+        return StructureCache(self.size)
+
+
+# ---------------------------------------------------------------------------------------- input features
+
+def prepare_input(cache: StructureCache, x: Tensor) -> Tensor | SparseOperator:
+    """Dense ``x`` is returned as is; a sparse ``x`` (any layout) becomes a cached :class:`SparseOperator`.
+
+    A sparse ``x`` that requires grad is densified instead (the operator is constant by construction).
+    """
+    if not isinstance(x, Tensor):
+        raise ValueError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.layout == torch.strided:
+        if x.dim() != 2:
+            raise ValueError(f"x must be 2-D [num_nodes, in_channels], got shape {tuple(x.shape)}")
+        return x
+    if x.dim() != 2:
+        raise ValueError(f"x must be 2-D [num_nodes, in_channels], got shape {tuple(x.shape)}")
+    if x.requires_grad:
+        return x.to_dense()
+
+    def build() -> SparseOperator:
+        coo = x.to_sparse_coo().coalesce()
+        return SparseOperator(coo.indices()[0], coo.indices()[1], coo.values(), tuple(x.shape))
+    return cache.get((x,), (x.layout, x.dtype, x.device), build)
+
+
+def dense(x: Tensor | SparseOperator) -> Tensor:
+    return x.to_dense() if isinstance(x, SparseOperator) else x
+
+
+def _keep_mask(numel: int, p: float, device: torch.device) -> Tensor:
+    """Bool mask with ``P(True) = 1 - p`` (to 1/65536): 16-bit integers, four per 64-bit random draw."""
+    raw = torch.randint(-2 ** 63, 2 ** 63 - 1, ((numel + 3) // 4,), dtype=torch.int64, device=device)
+    threshold = -32768 + int(round(p * 65536))
+    return raw.view(torch.int16)[:numel] >= threshold
+
+
+def dropout(x: Tensor | SparseOperator, p: float, training: bool) -> Tensor | SparseOperator:
+    """Inverted dropout (like ``F.dropout``) with a cheap mask; on sparse input it drops stored entries.
+
+    Uses the global torch generator, so ``torch.manual_seed`` makes it reproducible.
+    """
+    if not training or p == 0.0:
+        return x
+    scale = 1.0 / (1.0 - p)
+    if isinstance(x, SparseOperator):
+        vals = x.values
+        return x.with_values(vals * _keep_mask(vals.numel(), p, vals.device).to(vals.dtype).mul_(scale))
+    mask = _keep_mask(x.numel(), p, x.device).view_as(x).to(x.dtype).mul_(scale)
+    return x * mask
+
+
+class Linear(nn.Linear):
+    """``torch.nn.Linear`` that also accepts a :class:`SparseOperator` input (sparse features stay sparse)."""
+
+    def forward(self, x: Tensor | SparseOperator) -> Tensor:  # type: ignore[override]
+        if isinstance(x, SparseOperator):
+            out = x @ self.weight.t()
+            return out if self.bias is None else out + self.bias
+        return F.linear(x, self.weight, self.bias)
+
+
+# ------------------------------------------------------------------------------------------- base class
+
+class HypergraphModel(nn.Module):
+    """Base class of every registered model: holds the structure cache and the shared forward prologue."""
+
+    paper: str = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache = StructureCache(8)
+
+    def incidence(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None) -> Incidence:
+        """The (cached) :class:`Incidence` of ``hyperedge_index`` for ``x.size(0)`` nodes.
+
+        ``num_hyperedges`` defaults to ``max(hyperedge_index[1]) + 1`` (0 when there is no incidence).
+        """
+        _check_index_shape(hyperedge_index)
+        num_nodes = int(x.size(0))
+        if num_hyperedges is None:
+            num_hyperedges = self._cache.get(
+                (hyperedge_index,), ("num_hyperedges",),
+                lambda: int(hyperedge_index[1].max()) + 1 if hyperedge_index.numel() else 0)
+        elif isinstance(num_hyperedges, bool) or not isinstance(num_hyperedges, int) or num_hyperedges < 0:
+            raise ValueError(f"num_hyperedges must be a non-negative int or None, got {num_hyperedges!r}")
+        dtype = x.dtype if x.dtype.is_floating_point else torch.get_default_dtype()
+
+        def build() -> Incidence:
+            _check_index_range(hyperedge_index, num_nodes, num_hyperedges)
+            return Incidence(hyperedge_index, num_nodes, num_hyperedges, dtype)
+        return self._cache.get((hyperedge_index,), ("incidence", num_nodes, num_hyperedges, dtype), build)
+
+    def features(self, x: Tensor) -> Tensor | SparseOperator:
+        return prepare_input(self._cache, x)

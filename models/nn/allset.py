@@ -1,0 +1,215 @@
+"""AllSet: every layer is two multiset functions, node-to-hyperedge then hyperedge-to-node."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.utils import scatter, softmax
+
+from ._common import (HypergraphModel, Linear, SparseOperator, check_bool, check_choice, check_common, check_int,
+                      check_probability, dense, dropout as drop, glorot_)
+from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
+from .registry import register_model
+
+
+class PMA(nn.Module):
+    r"""Pooling by multihead attention with one learned seed (Set Transformer; AllSet eq. 7), aggregating the
+    sources of each target:
+
+    .. math::
+        \mathbf{o}_t = \mathrm{LN}\Big(\mathbf{s} + \big\Vert_{k} \sum_{j \to t} \alpha^k_{jt}
+        \mathbf{V}^k \mathbf{x}_j\Big), \qquad
+        \alpha^k_{jt} = \mathrm{softmax}_{j \to t}\big(\mathrm{LeakyReLU}(\mathbf{s}^{k\top}
+        \mathbf{K}^k \mathbf{x}_j)\big), \qquad
+        \mathbf{y}_t = \mathrm{LN}\big(\mathbf{o}_t + \mathrm{ReLU}(\mathrm{MLP}(\mathbf{o}_t))\big)
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int,
+                 heads: int) -> None:
+        super().__init__()
+        self.heads, self.head_channels = heads, hidden_channels // heads
+        width = heads * self.head_channels
+        self.lin_k = Linear(in_channels, width)
+        self.lin_v = Linear(in_channels, width)
+        self.seed = nn.Parameter(torch.empty(1, heads, self.head_channels))
+        self.rff = MLP(width, width, out_channels, num_layers, 0.0, normalization="none")
+        self.ln0, self.ln1 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        glorot_(self.lin_k.weight)
+        glorot_(self.lin_v.weight)
+        nn.init.zeros_(self.lin_k.bias)
+        nn.init.zeros_(self.lin_v.bias)
+        nn.init.xavier_uniform_(self.seed)
+        for module in (self.rff, self.ln0, self.ln1):
+            module.reset_parameters()
+
+    def forward(self, x: Tensor | SparseOperator, source: Tensor, target: Tensor, num_targets: int) -> Tensor:
+        k = self.lin_k(x).view(-1, self.heads, self.head_channels)
+        v = self.lin_v(x).view(-1, self.heads, self.head_channels)
+        score = F.leaky_relu((k * self.seed).sum(-1), 0.2)[source]
+        alpha = softmax(score, target, num_nodes=num_targets).unsqueeze(-1)
+        out = scatter(v[source] * alpha, target, dim=0, dim_size=num_targets, reduce="sum") + self.seed
+        out = self.ln0(out.reshape(num_targets, -1))
+        return self.ln1(out + F.relu(self.rff(out)))
+
+
+class DeepSetsBlock(nn.Module):
+    r"""AllDeepSets half-layer: :math:`\mathbf{y}_t = \mathrm{ReLU}(\mathrm{MLP}_{dec}(\bigoplus_{j \to t}
+    \mathrm{ReLU}(\mathrm{MLP}_{enc}(\mathbf{x}_j))))` with :math:`\bigoplus` sum or mean."""
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int, dropout: float,
+                 normalization: str, input_norm: bool, aggregate: str) -> None:
+        super().__init__()
+        self.enc = mlp_or_identity(in_channels, hidden_channels, hidden_channels, num_layers, dropout,
+                                   normalization, input_norm)
+        self.dec = mlp_or_identity(hidden_channels, hidden_channels, out_channels, num_layers, dropout,
+                                   normalization, input_norm)
+        self.dropout, self.aggregate = dropout, aggregate
+
+    def reset_parameters(self) -> None:
+        for mlp in (self.enc, self.dec):
+            if isinstance(mlp, MLP):
+                mlp.reset_parameters()
+
+    def forward(self, x: Tensor | SparseOperator, source: Tensor, target: Tensor, num_targets: int) -> Tensor:
+        h = drop(F.relu(self.enc(x) if isinstance(self.enc, MLP) else dense(x)), self.dropout, self.training)
+        h = scatter(h[source], target, dim=0, dim_size=num_targets, reduce=self.aggregate)
+        return F.relu(self.dec(h))
+
+
+class _SetGNN(HypergraphModel):
+    """AllSet ``SetGNN``: ``num_layers`` blocks of (V->E, E->V) multiset functions, then an MLP decoder."""
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int, dropout: float,
+                 pma: bool, heads: int, mlp_num_layers: int, decoder_hidden: int | None, decoder_num_layers: int,
+                 normalization: str, input_norm: bool, input_dropout: float, gpr: bool, aggregate: str) -> None:
+        super().__init__()
+        check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        check_int("heads", heads)
+        check_int("mlp_num_layers", mlp_num_layers, 1 if pma else 0)
+        decoder_hidden = hidden_channels if decoder_hidden is None else check_int("decoder_hidden", decoder_hidden)
+        check_int("decoder_num_layers", decoder_num_layers)
+        check_choice("normalization", normalization, NORMALIZATIONS)
+        check_bool("input_norm", input_norm)
+        self.input_dropout = check_probability("input_dropout", input_dropout)
+        self.gpr = check_bool("gpr", gpr)
+        check_choice("aggregate", aggregate, ("sum", "mean"))
+        if pma and hidden_channels % heads:
+            raise ValueError(f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})")
+        self.dropout = dropout
+
+        def block(a: int) -> nn.Module:
+            if pma:
+                return PMA(a, hidden_channels, hidden_channels, mlp_num_layers, heads)
+            return DeepSetsBlock(a, hidden_channels, hidden_channels, mlp_num_layers, dropout, normalization,
+                                 input_norm, aggregate)
+        self.v2e = nn.ModuleList(block(in_channels if i == 0 else hidden_channels) for i in range(num_layers))
+        self.e2v = nn.ModuleList(block(hidden_channels) for _ in range(num_layers))
+        if gpr:
+            self.gpr_mlp = MLP(in_channels, hidden_channels, hidden_channels, mlp_num_layers, dropout,
+                               normalization=normalization)
+            self.gpr_weights = nn.Linear(num_layers + 1, 1, bias=False)
+        self.decoder = MLP(hidden_channels, decoder_hidden, out_channels, decoder_num_layers, dropout,
+                           normalization=normalization)
+
+    def reset_parameters(self) -> None:
+        for module in [*self.v2e, *self.e2v, self.decoder] + ([self.gpr_mlp, self.gpr_weights] if self.gpr else []):
+            module.reset_parameters()
+
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+        inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
+        h = self.features(x)
+        layers = []
+        if self.gpr:
+            layers.append(F.relu(self.gpr_mlp(h)))
+        else:
+            h = drop(h, self.input_dropout, self.training)
+        for v2e, e2v in zip(self.v2e, self.e2v):
+            h = drop(F.relu(v2e(h, v, e, m)), self.dropout, self.training)
+            h = F.relu(e2v(h, e, v, n))
+            layers.append(h)
+            h = drop(h, self.dropout, self.training)
+        if self.gpr:
+            h = self.gpr_weights(torch.stack(layers, dim=-1)).squeeze(-1)
+        return self.decoder(h)
+
+
+_ARGS = r"""
+    Args:
+        in_channels (int): Size of each input feature vector.
+        hidden_channels (int): Size of node and hyperedge representations.
+        out_channels (int): Size of each output vector.
+        num_layers (int): Number of (V->E, E->V) blocks. (default: :obj:`2`)
+        dropout (float): Dropout between half-layers and inside MLPs. (default: :obj:`0.5`){heads}
+        mlp_num_layers (int): Depth of the inner MLPs. (default: :obj:`2`)
+        decoder_hidden (int or None): Decoder width; ``None`` uses ``hidden_channels``. (default: :obj:`None`)
+        decoder_num_layers (int): Decoder depth. (default: :obj:`2`)
+        normalization (str): ``"ln"``, ``"bn"`` or ``"none"`` inside MLPs. (default: :obj:`"ln"`)
+        input_dropout (float): Dropout on the input features (not with ``gpr``). (default: :obj:`0.2`)
+        gpr (bool): Learn a weighted sum of all block outputs (AllSet ``GPR``; DHG-Bench Cora uses it).
+            (default: :obj:`False`){extra}
+
+    Shapes:
+        - **input:** node features :math:`(|\mathcal{{V}}|, F_{{in}})` (dense or torch sparse),
+          hyperedge indices :math:`(2, \mathrm{{nnz}})`, optional :math:`|\mathcal{{E}}|`
+        - **output:** :math:`(|\mathcal{{V}}|, F_{{out}})`
+"""
+
+_PAPER = ("Chien et al., You are AllSet: A Multiset Function Framework for Hypergraph Neural Networks, "
+          "ICLR 2022, https://arxiv.org/abs/2106.13264")
+
+
+@register_model("AllSetTransformer")
+class AllSetTransformer(_SetGNN):
+    r"""AllSetTransformer from `"You are AllSet: A Multiset Function Framework for Hypergraph Neural Networks"
+    <https://arxiv.org/abs/2106.13264>`_ (Chien et al., ICLR 2022), DHG-Bench appendix A.2.2: "each layer as a
+    composition of two multiset functions ... incorporating the Set Transformer".
+
+    .. math::
+        \mathbf{Z}_e^{(l)} = f_{V \to E}\big(\{\mathbf{X}_v^{(l-1)} : v \in e\}\big), \qquad
+        \mathbf{X}_v^{(l)} = f_{E \to V}\big(\{\mathbf{Z}_e^{(l)} : e \ni v\}\big)
+
+    with both :math:`f` the :class:`PMA` multiset function (ReLU and dropout after each), input dropout
+    first and an MLP decoder last. The reference's ``LearnMask`` is left out: its mask only scales
+    aggregation weights that the PMA path never reads.
+    """ + _ARGS.format(heads="""
+        heads (int): Attention heads (``hidden_channels`` must be divisible). (default: :obj:`1`)""",
+                       extra="")
+
+    paper = _PAPER
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
+                 dropout: float = 0.5, *, heads: int = 1, mlp_num_layers: int = 2, decoder_hidden: int | None = None,
+                 decoder_num_layers: int = 2, normalization: str = "ln", input_dropout: float = 0.2,
+                 gpr: bool = False) -> None:
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout, True, heads,
+                         mlp_num_layers, decoder_hidden, decoder_num_layers, normalization, False,
+                         input_dropout, gpr, "sum")
+
+
+@register_model("AllDeepSets")
+class AllDeepSets(_SetGNN):
+    r"""AllDeepSets from AllSet (Chien et al., ICLR 2022, https://arxiv.org/abs/2106.13264): the AllSet layers
+    with Deep Sets multiset functions instead of attention.
+
+    .. math::
+        f(\mathcal{S}) = \mathrm{ReLU}\Big(\mathrm{MLP}_{dec}\Big(\bigoplus_{\mathbf{x} \in \mathcal{S}}
+        \mathrm{ReLU}(\mathrm{MLP}_{enc}(\mathbf{x}))\Big)\Big)
+
+    applied node-to-hyperedge then hyperedge-to-node, with :math:`\bigoplus` a sum (AllSet's setting) or mean.
+    """ + _ARGS.format(heads="", extra="""
+        input_norm (bool): Normalise the input of every inner MLP. (default: :obj:`True`)
+        aggregate (str): ``"sum"`` or ``"mean"``. (default: :obj:`"sum"`)""")
+
+    paper = _PAPER
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
+                 dropout: float = 0.5, *, mlp_num_layers: int = 2, decoder_hidden: int | None = None,
+                 decoder_num_layers: int = 2, normalization: str = "ln", input_norm: bool = True,
+                 input_dropout: float = 0.2, gpr: bool = False, aggregate: str = "sum") -> None:
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout, False, 1,
+                         mlp_num_layers, decoder_hidden, decoder_num_layers, normalization, input_norm,
+                         input_dropout, gpr, aggregate)

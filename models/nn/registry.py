@@ -1,0 +1,74 @@
+"""The model registry: ``@register_model("HGNN")`` fills :data:`MODELS`; :func:`build_model` looks names up.
+
+Every registered class has the constructor head
+``(in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, <typed keywords>)``,
+``reset_parameters()``, ``forward(x, hyperedge_index, num_hyperedges=None)`` and a ``paper`` citation.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from torch import nn
+
+__all__ = ["MODELS", "register_model", "build_model", "model_defaults", "UnknownModelError"]
+
+MODELS: dict[str, type[nn.Module]] = {}
+
+_HEAD = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
+
+
+class UnknownModelError(KeyError, ValueError):
+    """Raised for a name that is not registered; both a ``KeyError`` and a ``ValueError``."""
+
+    def __str__(self) -> str:  # KeyError would print the message quoted
+        return str(self.args[0])
+
+
+def register_model(name: str) -> Callable[[type[nn.Module]], type[nn.Module]]:
+    """Class decorator adding a model to :data:`MODELS` under ``name`` (duplicates are rejected)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"model name must be a non-empty string, got {name!r}")
+
+    def decorator(cls: type[nn.Module]) -> type[nn.Module]:
+        if name in MODELS:
+            raise ValueError(f"model name {name!r} is already registered by {MODELS[name].__qualname__}")
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        head = tuple(p.name for p in params[:len(_HEAD)])
+        if head != _HEAD or any(p.kind is not p.KEYWORD_ONLY for p in params[len(_HEAD):]):
+            raise TypeError(f"{cls.__qualname__}.__init__ must take {', '.join(_HEAD)} then keyword-only "
+                            f"arguments, got {[p.name for p in params]}")
+        if not getattr(cls, "paper", ""):
+            raise TypeError(f"{cls.__qualname__} must set a class attribute `paper` (citation and link)")
+        MODELS[name] = cls
+        return cls
+    return decorator
+
+
+def _lookup(name: str) -> type[nn.Module]:
+    try:
+        return MODELS[name]
+    except (KeyError, TypeError):
+        raise UnknownModelError(f"unknown model {name!r}; valid names: {', '.join(sorted(MODELS))}") from None
+
+
+def model_defaults(name: str) -> dict[str, Any]:
+    """The model-specific keyword arguments of ``name`` and their defaults."""
+    params = list(inspect.signature(_lookup(name).__init__).parameters.values())[1 + len(_HEAD):]
+    return {p.name: p.default for p in params}
+
+
+def build_model(name: str, **kwargs: Any) -> nn.Module:
+    """Instantiate the model registered as ``name``; an unknown keyword raises ``TypeError`` listing the
+    accepted ones, a bad value raises ``ValueError`` from the model's own checks."""
+    cls = _lookup(name)
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    accepted = [p.name for p in params]
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise TypeError(f"{name} got unexpected argument(s) {', '.join(unknown)}; "
+                        f"accepted: {', '.join(accepted)}")
+    missing = [p.name for p in params if p.default is p.empty and p.name not in kwargs]
+    if missing:
+        raise TypeError(f"{name} is missing required argument(s) {', '.join(missing)}")
+    return cls(**kwargs)

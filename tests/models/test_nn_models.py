@@ -1,0 +1,234 @@
+"""Common checks run over every registered model of ``models.nn`` (scikit-learn style estimator checks)."""
+from __future__ import annotations
+
+import copy
+import io
+
+import pytest
+import torch
+
+from models.nn import MODELS, UnknownModelError, build_model, model_defaults, register_model
+
+NAMES = sorted(MODELS)
+IN, HID, OUT = 5, 8, 3
+
+# 7 nodes (node 6 in no hyperedge), hyperedges of sizes 3, 3, 2, 1 and 4.
+EDGES = [[0, 1, 2], [1, 2, 3], [3, 4], [4], [0, 2, 4, 5]]
+NUM_NODES = 7
+
+
+def incidence(edges=EDGES) -> torch.Tensor:
+    return torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
+
+
+def features(seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(NUM_NODES, IN, generator=g)
+    return x * (torch.rand(NUM_NODES, IN, generator=g) < 0.6)  # about 40% zeros, so sparse input is sparse
+
+
+def make(name: str, seed: int = 0, **kwargs) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return build_model(name, in_channels=IN, hidden_channels=HID, out_channels=OUT, **kwargs)
+
+
+def test_registry_holds_the_issue_models():
+    expected = {"MLP", "CEGCN", "CEGAT", "HGNN", "HCHA", "HyperGCN", "HNHN", "UniGCNII", "UniGIN", "UniGAT",
+                "UniGCN", "AllSetTransformer", "AllDeepSets", "ED-HNN", "TF-HNN"}
+    assert expected <= set(MODELS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_forward_backward_dense_and_sparse(name):
+    model = make(name)
+    x, hei = features(), incidence()
+    for layout in ("dense", "coo", "csr"):
+        xin = {"dense": x, "coo": x.to_sparse(), "csr": x.to_sparse_csr()}[layout]
+        model.zero_grad()
+        out = model(xin, hei)
+        assert out.shape == (NUM_NODES, OUT) and out.dtype == torch.float32
+        assert torch.isfinite(out).all()
+        out.square().sum().backward()
+        missing = [n for n, p in model.named_parameters() if p.grad is None]
+        assert not missing, f"{name}: parameters without gradient: {missing}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sparse_input_equals_dense_input(name):
+    model = make(name).eval()
+    x, hei = features(), incidence()
+    with torch.no_grad():
+        dense = model(x, hei)
+        for xin in (x.to_sparse(), x.to_sparse_csr()):
+            torch.testing.assert_close(model(xin, hei), dense, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_permutation_equivariance(name):
+    """Relabel nodes and hyperedges and shuffle the incidence list: node outputs are relabelled the same way."""
+    model = make(name).eval()
+    x, hei = features(), incidence()
+    g = torch.Generator().manual_seed(1)
+    node_perm = torch.randperm(NUM_NODES, generator=g)          # new node i is old node node_perm[i]
+    edge_perm = torch.randperm(len(EDGES), generator=g)
+    node_new = torch.argsort(node_perm)                          # old id -> new id
+    edge_new = torch.argsort(edge_perm)
+    shuffled = torch.stack([node_new[hei[0]], edge_new[hei[1]]])[:, torch.randperm(hei.size(1), generator=g)]
+    with torch.no_grad():
+        out = model(x, hei)
+        out_perm = model(x[node_perm], shuffled)
+    torch.testing.assert_close(out_perm, out[node_perm], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic_under_seed(name):
+    x, hei = features(), incidence()
+    outs = []
+    for _ in range(2):
+        model = make(name, seed=3).train()
+        torch.manual_seed(7)
+        outs.append(model(x, hei).detach())
+    assert torch.equal(outs[0], outs[1])
+    model = make(name, seed=4).train()
+    torch.manual_seed(7)
+    assert not torch.equal(model(x, hei).detach(), outs[0])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reset_parameters_reinitialises_every_parameter(name):
+    model = make(name)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(0.123)
+    torch.manual_seed(11)
+    model.reset_parameters()
+    stale = [n for n, p in model.named_parameters() if torch.all(p == 0.123)]
+    assert not stale, f"{name}.reset_parameters() left {stale} untouched"
+    first = copy.deepcopy(model.state_dict())
+    torch.manual_seed(11)
+    model.reset_parameters()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, first[key]), key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_trailing_empty_hyperedges_and_explicit_count(name):
+    model = make(name).eval()
+    x, hei = features(), incidence()
+    with torch.no_grad():
+        base = model(x, hei)
+        torch.testing.assert_close(model(x, hei, len(EDGES)), base)
+        torch.testing.assert_close(model(x, hei, len(EDGES) + 3), base, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_copy_and_pickle_round_trip(name):
+    model = make(name).eval()
+    x, hei = features(), incidence()
+    with torch.no_grad():
+        out = model(x, hei)  # fills the structure cache
+        clone = make(name, seed=5).eval()
+        clone.load_state_dict(model.state_dict())
+        torch.testing.assert_close(clone(x, hei), out)
+        torch.testing.assert_close(copy.deepcopy(model)(x, hei), out)
+        buffer = io.BytesIO()
+        torch.save(model, buffer)
+        buffer.seek(0)
+        torch.testing.assert_close(torch.load(buffer, weights_only=False)(x, hei), out)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_paper_citation(name):
+    assert "http" in MODELS[name].paper
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "MLP"])
+def test_bad_hyperedge_index_is_rejected(name):
+    model = make(name)
+    x, hei = features(), incidence()
+    bad = hei.clone()
+    bad[0, 0] = NUM_NODES
+    with pytest.raises(ValueError, match="node ids"):
+        model(x, bad)
+    with pytest.raises(ValueError, match="hyperedge ids"):
+        model(x, hei, num_hyperedges=2)
+    with pytest.raises(ValueError, match="shape"):
+        model(x, hei[0])
+    with pytest.raises(ValueError, match="dtype"):
+        model(x, hei.int())
+
+
+def test_cache_follows_in_place_edits():
+    """The structure cache is keyed on tensor identity and version: editing hyperedge_index in place misses."""
+    model = make("HGNN").eval()
+    x, hei = features(), incidence()
+    with torch.no_grad():
+        model(x, hei)
+        hei[0, 0] = 6  # node 0 leaves e0, node 6 joins it
+        fresh = make("HGNN").eval()
+        torch.testing.assert_close(model(x, hei), fresh(x, hei.clone()))
+
+
+# --------------------------------------------------------------------------------------- constructor errors
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kwargs", [{"in_channels": 0}, {"hidden_channels": -1}, {"out_channels": 2.5},
+                                    {"num_layers": 0}, {"dropout": 1.0}, {"dropout": -0.1},
+                                    {"hidden_channels": True}])
+def test_bad_common_arguments(name, kwargs):
+    args = {"in_channels": IN, "hidden_channels": HID, "out_channels": OUT, **kwargs}
+    with pytest.raises(ValueError):
+        build_model(name, **args)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("MLP", {"normalization": "layer"}), ("MLP", {"input_norm": 1}),
+    ("CEGCN", {"use_bn": "no"}),
+    ("CEGAT", {"heads": 0}), ("CEGAT", {"output_heads": -2}), ("CEGAT", {"attention_dropout": 1.5}),
+    ("HGNN", {"symmetric": "yes"}),
+    ("HCHA", {"attention_mode": "hyperedge"}), ("HCHA", {"use_attention": True, "heads": 3}),
+    ("HyperGCN", {"seed": -1}), ("HyperGCN", {"mediators": None}),
+    ("HNHN", {"alpha": "a"}), ("HNHN", {"beta": float("nan")}),
+    ("UniGCN", {"first_aggregate": "max"}), ("UniGIN", {"input_dropout": 1.0}), ("UniGAT", {"heads": 0}),
+    ("UniGCNII", {"alpha": 1.5}), ("UniGCNII", {"lamda": 0.0}),
+    ("AllSetTransformer", {"heads": 3}), ("AllSetTransformer", {"mlp_num_layers": 0}),
+    ("AllDeepSets", {"aggregate": "max"}), ("AllDeepSets", {"decoder_hidden": 0}),
+    ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"alpha": 2.0}),
+    ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
+])
+def test_bad_model_specific_arguments(name, kwargs):
+    with pytest.raises(ValueError):
+        build_model(name, in_channels=IN, hidden_channels=HID, out_channels=OUT, **kwargs)
+
+
+def test_build_model_errors_name_the_choices():
+    with pytest.raises(KeyError, match="valid names: .*HGNN"):
+        build_model("GCN", in_channels=IN, hidden_channels=HID, out_channels=OUT)
+    with pytest.raises(ValueError, match="unknown model"):
+        build_model("hgnn", in_channels=IN, hidden_channels=HID, out_channels=OUT)
+    assert isinstance(UnknownModelError("x"), KeyError)
+    with pytest.raises(TypeError, match="unexpected argument.*heads.*accepted: .*symmetric"):
+        build_model("HGNN", in_channels=IN, hidden_channels=HID, out_channels=OUT, heads=2)
+    with pytest.raises(TypeError, match="missing required argument.*out_channels"):
+        build_model("HGNN", in_channels=IN, hidden_channels=HID)
+    assert model_defaults("HNHN") == {"alpha": -1.5, "beta": -0.5, "nonlinear_inbetween": True}
+
+
+def test_register_model_rejects_duplicates_and_bad_classes():
+    with pytest.raises(ValueError, match="already registered"):
+        register_model("HGNN")(MODELS["HGNN"])
+
+    class NoPaper(torch.nn.Module):
+        def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5):
+            super().__init__()
+
+    class BadHead(torch.nn.Module):
+        paper = "x http://example.org"
+
+        def __init__(self, in_channels, out_channels):
+            super().__init__()
+
+    for cls in (NoPaper, BadHead):
+        with pytest.raises(TypeError):
+            register_model("__test_only__")(cls)
+    assert "__test_only__" not in MODELS

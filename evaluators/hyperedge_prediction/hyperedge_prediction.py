@@ -8,6 +8,7 @@ prediction"; reported in percent (Table A6). The statistics are computed by scik
 import datasets
 import evaluate
 import numpy as np
+from evaluators._inputs import check_numbers
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 _DESCRIPTION = """
@@ -53,6 +54,19 @@ _CITATION = """\
 """
 
 
+def _scores_and_labels(prediction_scores, references):
+    """(float scores, int labels), or ValueError naming the first non-finite score or non-binary label."""
+    scores = np.asarray(prediction_scores, dtype=np.float64)
+    labels = np.asarray(references, dtype=np.float64)
+    bad = np.flatnonzero((labels != 0) & (labels != 1))
+    if bad.size:
+        raise ValueError(f"references must be 0 or 1; references[{bad[0]}] = {references[bad[0]]!r}")
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        raise ValueError(f"prediction_scores must be finite; prediction_scores[{bad[0]}] = {scores[bad[0]]!r}")
+    return scores, labels.astype(np.int64)
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class HyperedgePrediction(evaluate.Metric):
     """AUROC and AP of hyperedge scores (DHG-Bench Table A6), in percent."""
@@ -72,16 +86,14 @@ class HyperedgePrediction(evaluate.Metric):
             ],
         )
 
+    def add_batch(self, *, prediction_scores=None, references=None):
+        """Add candidate scores and 0/1 labels, checking every score is finite and every label 0 or 1."""
+        check_numbers({"prediction_scores": prediction_scores, "references": references})
+        _scores_and_labels(prediction_scores, references)
+        super().add_batch(prediction_scores=prediction_scores, references=references)
+
     def _compute(self, prediction_scores, references):
-        scores = np.asarray(prediction_scores, dtype=np.float64)
-        labels = np.asarray(references, dtype=np.float64)
-        bad = np.flatnonzero((labels != 0) & (labels != 1))
-        if bad.size:
-            raise ValueError(f"references must be 0 or 1; references[{bad[0]}] = {references[bad[0]]!r}")
-        bad = np.flatnonzero(~np.isfinite(scores))
-        if bad.size:
-            raise ValueError(f"prediction_scores must be finite; prediction_scores[{bad[0]}] = {scores[bad[0]]!r}")
-        labels = labels.astype(np.int64)
+        scores, labels = _scores_and_labels(prediction_scores, references)
         if np.unique(labels).size < 2:
             raise ValueError("references hold a single class; AUROC and AP need both positives and negatives")
         return {

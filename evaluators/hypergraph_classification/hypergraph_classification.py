@@ -8,6 +8,7 @@ percent (Table A7, "Acc and F1_ma"). The statistics are computed by scikit-learn
 import datasets
 import evaluate
 import numpy as np
+from evaluators._inputs import check_numbers
 from sklearn.metrics import accuracy_score, f1_score
 
 _DESCRIPTION = """
@@ -54,7 +55,7 @@ _CITATION = """\
 def _class_ids(name, values):
     """Return ``values`` as an int64 array, or raise ValueError naming the first non-integral value."""
     array = np.asarray(values, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array)))
+    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array)) | (np.abs(array) > 2**53))
     if bad.size:
         raise ValueError(f"{name} must be integer class ids; {name}[{bad[0]}] = {values[bad[0]]!r}")
     return array.astype(np.int64)
@@ -78,6 +79,13 @@ class HypergraphClassification(evaluate.Metric):
                 "https://scikit-learn.org/stable/modules/generated/sklearn.metrics.f1_score.html",
             ],
         )
+
+    def add_batch(self, *, predictions=None, references=None):
+        """Add predicted and true class ids, checking every element is a whole number."""
+        check_numbers({"predictions": predictions, "references": references})
+        _class_ids("predictions", predictions)
+        _class_ids("references", references)
+        super().add_batch(predictions=predictions, references=references)
 
     def _compute(self, predictions, references):
         y_hat = _class_ids("predictions", predictions)

@@ -13,6 +13,7 @@ All three values are reported in percent, as in DHG-Bench Table A8.
 import datasets
 import evaluate
 import numpy as np
+from evaluators._inputs import check_numbers
 
 _DESCRIPTION = """
 Accuracy, demographic parity gap (ΔDP) and equalized odds gap (ΔEO) of binary predictions across the two groups
@@ -105,6 +106,14 @@ class HypergraphFairness(evaluate.Metric):
             ),
             reference_urls=["https://github.com/Coco-Hut/DHG-Bench"],
         )
+
+    def add_batch(self, *, predictions=None, references=None, sensitive_attributes=None):
+        """Add predicted labels, true labels and sensitive attributes, checking every element is 0 or 1."""
+        columns = {"predictions": predictions, "references": references, "sensitive_attributes": sensitive_attributes}
+        check_numbers(columns)
+        for name, values in columns.items():
+            _binary(name, values)
+        super().add_batch(**columns)
 
     def _compute(self, predictions, references, sensitive_attributes):
         y_hat = _binary("predictions", predictions)

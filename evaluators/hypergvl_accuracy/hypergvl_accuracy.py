@@ -18,6 +18,7 @@ import gc
 import datasets
 import evaluate
 import numpy as np
+from evaluators._inputs import check_strings
 from hypergvl_dataset.tasks import TASKS, UNDERSTANDING, parse_reference
 
 _DESCRIPTION = """
@@ -85,16 +86,6 @@ _GROUPINGS = (("text_reps", "by_text_rep"), ("visual_reps", "by_visual_rep"), ("
               ("sources", "by_source"))
 
 
-def _check_strings(name, values):
-    if values is None:
-        raise ValueError(f"{name} is missing")
-    if isinstance(values, (str, bytes)):
-        raise ValueError(f"{name} must be a list of strings, not a single {type(values).__name__}")
-    for i, value in enumerate(values):
-        if not isinstance(value, str):
-            raise ValueError(f"{name}[{i}] must be a string, got {type(value).__name__} {value!r:.80}")
-
-
 def _parse_reference(index, text):
     """The row reference, parsed and validated once; ValueError naming the row otherwise."""
     try:
@@ -144,14 +135,12 @@ class HypergvlAccuracy(evaluate.Metric):
         )
 
     def add_batch(self, *, predictions=None, references=None):
-        """Add a batch of responses and row references, checking every element is a string.
-
-        (evaluate itself checks only the first element and would turn ``None`` into the string "None".)
-        """
-        _check_strings("predictions", predictions)
-        _check_strings("references", references)
-        if len(predictions) != len(references):
-            raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+        """Add responses and row references, checking every response is a string and every reference valid."""
+        check_strings({"predictions": predictions, "references": references})
+        parsed = self.__dict__.setdefault("_parsed_references", {})  # handed to _compute, which empties it
+        for i, text in enumerate(references):
+            if text not in parsed:
+                parsed[text] = _parse_reference(i, text)
         super().add_batch(predictions=predictions, references=references)
 
     def add(self, *, prediction=None, reference=None):
@@ -164,15 +153,12 @@ class HypergvlAccuracy(evaluate.Metric):
         if n == 0:
             raise ValueError("no predictions given")
         groupings = {"text_reps": text_reps, "visual_reps": visual_reps, "scales": scales, "sources": sources}
-        for name, values in groupings.items():
-            if values is not None:
-                _check_strings(name, values)
-                if len(values) != n:
-                    raise ValueError(f"{name} has {len(values)} entries for {n} predictions")
+        check_strings({"predictions": predictions, **{k: v for k, v in groupings.items() if v is not None}})
 
         codes = list(TASKS)
         task_index = {code: t for t, code in enumerate(codes)}
         understanding = set(UNDERSTANDING)
+        parsed_by_add_batch = self.__dict__.pop("_parsed_references", {})
         parsed_references = {}  # reference string -> (Reference, task index)
         verdicts = {}  # (reference string, response) -> Verdict
         task_of = np.empty(n, dtype=np.int64)
@@ -185,7 +171,7 @@ class HypergvlAccuracy(evaluate.Metric):
             for i, (response, reference_text) in enumerate(zip(predictions, references)):
                 entry = parsed_references.get(reference_text)
                 if entry is None:
-                    reference = _parse_reference(i, reference_text)
+                    reference = parsed_by_add_batch.get(reference_text) or _parse_reference(i, reference_text)
                     entry = parsed_references[reference_text] = (reference, task_index[reference.task])
                 task_of[i] = entry[1]
                 verdict = verdicts.get((reference_text, response))

@@ -1,0 +1,363 @@
+"""Model adapters: the one interface the LVLM harness calls to get answers from a model.
+
+HyperGVL sec. 3.1: "For all LVLMs, the zero-shot setting is adopted for the evaluation. The LVLMs are required to
+provide answers in predefined formats" (the prompts of appendix E.2). An adapter turns a batch of samples (prompt
+text plus the rendered hypergraph image) into raw response strings, which ``evaluators/hypergvl_accuracy`` then
+verifies. Decoding is greedy so that a run can be repeated.
+
+Adapters are built from a spec ``"<prefix>:<rest>"`` by :func:`make_adapter`; prefixes are registered with
+:func:`register_adapter` (a factory ``(rest: str, **options) -> Adapter``):
+
+* ``hf:<model id or local path>`` -- transformers ``AutoProcessor`` + ``AutoModelForImageTextToText``, the model's
+  chat template, greedy decoding, left-padded batches (:class:`HFConfig` options).
+* ``openai:<model>`` -- any OpenAI-compatible chat-completions server (OpenAI, vLLM, SGLang, ...), image sent as a
+  base64 PNG data URL, concurrent requests, bounded retries with exponential backoff and jitter
+  (:class:`OpenAIConfig` options). Standard library HTTP only.
+
+Example (``image`` a PIL image or PNG bytes)::
+
+    adapter = make_adapter("openai:gpt-4o", base_url="http://127.0.0.1:8000/v1", concurrency=8)
+    adapter.generate([Sample("How many vertices are in the hypergraph? List the answer after “Ans:”.", image)])
+    # -> ['Ans: 7']
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import http.client
+import io
+import json
+import logging
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+__all__ = ["Sample", "ModelInfo", "Adapter", "AdapterError", "ADAPTERS", "register_adapter", "make_adapter",
+           "HFConfig", "HFAdapter", "OpenAIConfig", "OpenAIAdapter"]
+
+logger = logging.getLogger(__name__)
+
+MODEL_TYPES = ("open", "closed", "baseline")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One query: the prompt text (representation + question) and the image, if the representation has one."""
+
+    prompt: str
+    image: Any = None  # PIL.Image.Image, encoded image bytes (PNG, JPEG, ...), or None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a results file records about the model that produced the responses."""
+
+    name: str
+    type: str  # "open" (weights available), "closed" (API only) or "baseline"
+    revision: str | None = None
+    num_parameters: int | None = None
+
+    def __post_init__(self):
+        if self.type not in MODEL_TYPES:
+            raise ValueError(f"model type must be one of {', '.join(MODEL_TYPES)}, got {self.type!r}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class Adapter(Protocol):
+    def generate(self, batch: list[Sample]) -> list[str]:
+        """One raw response per sample, in order."""
+
+    def info(self) -> ModelInfo:
+        """Name, revision, type and parameter count (when known) of the model."""
+
+
+class AdapterError(RuntimeError):
+    """A model could not produce a response (server error after all retries, bad request, ...)."""
+
+
+AdapterFactory = Callable[..., Adapter]
+ADAPTERS: dict[str, AdapterFactory] = {}
+
+
+def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:
+    """Register ``factory(rest: str, **options) -> Adapter`` for specs ``"<prefix>:<rest>"``."""
+    if not prefix or ":" in prefix:
+        raise ValueError(f"an adapter prefix must be a non-empty name without ':', got {prefix!r}")
+
+    def decorator(factory: AdapterFactory) -> AdapterFactory:
+        if prefix in ADAPTERS:
+            raise ValueError(f"adapter prefix {prefix!r} registered twice")
+        ADAPTERS[prefix] = factory
+        return factory
+
+    return decorator
+
+
+def make_adapter(spec: str, **options) -> Adapter:
+    """Build the adapter for ``spec`` (``"hf:Qwen/Qwen2.5-VL-7B-Instruct"``, ``"openai:gpt-4o"``, ...)."""
+    prefix, _, rest = spec.partition(":")
+    if prefix not in ADAPTERS:
+        choices = ", ".join(f"{name}:..." for name in sorted(ADAPTERS))
+        raise ValueError(f"unknown model spec {spec!r}; the prefix must be one of: {choices}")
+    return ADAPTERS[prefix](rest, **options)
+
+
+def make_config(cls: type, options: dict):
+    """``cls(**options)``, turning an unknown option into a ValueError that lists the valid ones."""
+    valid = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)} for {cls.__name__}; valid: {', '.join(valid)}")
+    return cls(**options)
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _pil_image(image):
+    """A sample's image as an RGB PIL image."""
+    from PIL import Image
+
+    if isinstance(image, (bytes, bytearray)):
+        image = Image.open(io.BytesIO(image))
+    if not isinstance(image, Image.Image):
+        raise ValueError(f"a sample image must be a PIL image, encoded image bytes or None, got {type(image).__name__}")
+    return image.convert("RGB")
+
+
+def _png_bytes(image) -> bytes:
+    if isinstance(image, (bytes, bytearray)) and bytes(image[:8]) == b"\x89PNG\r\n\x1a\n":
+        return bytes(image)
+    buffer = io.BytesIO()
+    _pil_image(image).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _check_batch(batch) -> None:
+    for i, sample in enumerate(batch):
+        if not isinstance(sample, Sample) or not isinstance(sample.prompt, str):
+            raise ValueError(f"batch[{i}] must be a Sample with a string prompt, got {sample!r:.80}")
+
+
+# ============================================================================================ transformers
+@dataclass(frozen=True)
+class HFConfig:
+    """Options of the ``hf:`` adapter."""
+
+    max_new_tokens: int = 512
+    batch_size: int = 8  # samples per forward pass; a longer batch is split
+    device: str | None = None  # "cuda", "cuda:1", "cpu", ...; None = cuda when available, else cpu
+    dtype: str = "auto"  # "auto" (the checkpoint's), "float32", "bfloat16" or "float16"
+    revision: str | None = None  # a Hub branch, tag or commit
+
+    def __post_init__(self):
+        _check(_is_int(self.max_new_tokens) and self.max_new_tokens > 0, "max_new_tokens must be a positive integer")
+        _check(_is_int(self.batch_size) and self.batch_size > 0, "batch_size must be a positive integer")
+        _check(self.dtype in ("auto", "float32", "bfloat16", "float16"),
+               f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
+        _check(self.device is None or isinstance(self.device, str), "device must be a string such as 'cuda' or 'cpu'")
+
+
+class HFAdapter:
+    """A transformers image-text-to-text model, prompted through its own chat template.
+
+    The user turn is the image (when the sample has one) followed by the prompt text; decoding is greedy
+    (``do_sample=False``); batches are left-padded so every sequence continues from its last prompt token.
+    """
+
+    def __init__(self, model: str, config: HFConfig):
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.name, self.config = model, config
+        self.device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.processor = AutoProcessor.from_pretrained(model, revision=config.revision)
+        tokenizer = self.processor.tokenizer
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        dtype = config.dtype if config.dtype == "auto" else getattr(torch, config.dtype)
+        self.model = AutoModelForImageTextToText.from_pretrained(model, revision=config.revision, dtype=dtype)
+        self.model.to(self.device).eval()
+        generation = copy.deepcopy(self.model.generation_config)
+        generation.update(do_sample=False, temperature=None, top_p=None, top_k=None,
+                          max_new_tokens=config.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
+        self.generation = generation
+
+    def _prompt(self, sample: Sample) -> str:
+        content = [{"type": "image"}] if sample.image is not None else []
+        content.append({"type": "text", "text": sample.prompt})
+        return self.processor.apply_chat_template([{"role": "user", "content": content}],
+                                                  add_generation_prompt=True, tokenize=False)
+
+    def _generate(self, chunk: list[Sample]) -> list[str]:
+        import torch
+
+        texts = [self._prompt(sample) for sample in chunk]
+        images = [_pil_image(sample.image) for sample in chunk if sample.image is not None]
+        inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device)
+        if "pixel_values" in inputs:
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        with torch.inference_mode():
+            output = self.model.generate(**inputs, generation_config=self.generation)
+        return self.processor.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+
+    def generate(self, batch: list[Sample]) -> list[str]:
+        _check_batch(batch)
+        size = self.config.batch_size
+        return [text for start in range(0, len(batch), size) for text in self._generate(batch[start:start + size])]
+
+    def info(self) -> ModelInfo:
+        revision = self.config.revision or getattr(self.model.config, "_commit_hash", None)
+        return ModelInfo(self.name, "open", revision, sum(p.numel() for p in self.model.parameters()))
+
+
+@register_adapter("hf")
+def _hf_adapter(rest: str, **options) -> HFAdapter:
+    if not rest:
+        raise ValueError("the hf: spec needs a model id or a local folder, e.g. hf:Qwen/Qwen2.5-VL-7B-Instruct")
+    return HFAdapter(rest, make_config(HFConfig, options))
+
+
+# ============================================================================================ OpenAI-compatible
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """Options of the ``openai:`` adapter. The API key is read from ``OPENAI_API_KEY`` (none for local servers)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    max_tokens: int = 1024
+    temperature: float = 0.0  # 0 = greedy, as for the open models
+    concurrency: int = 4  # requests in flight at once
+    timeout: float = 120.0  # seconds per request
+    max_retries: int = 5  # after the first attempt, on HTTP 429 / 5xx, dropped connections and timeouts
+    backoff: float = 1.0  # seconds before the first retry; doubles each retry, with +-50% jitter
+    max_backoff: float = 60.0
+    seed: int = 0  # of the jitter
+    model_type: str = "closed"  # "open" when the server runs an open-weight model (vLLM, SGLang, ...)
+
+    def __post_init__(self):
+        _check(isinstance(self.base_url, str) and self.base_url.startswith(("http://", "https://")),
+               f"base_url must start with http:// or https://, got {self.base_url!r}")
+        _check(_is_int(self.max_tokens) and self.max_tokens > 0, "max_tokens must be a positive integer")
+        _check(_is_number(self.temperature) and self.temperature >= 0, "temperature must be a number >= 0")
+        _check(_is_int(self.concurrency) and self.concurrency > 0, "concurrency must be a positive integer")
+        _check(_is_number(self.timeout) and self.timeout > 0, "timeout must be a positive number of seconds")
+        _check(_is_int(self.max_retries) and self.max_retries >= 0, "max_retries must be an integer >= 0")
+        _check(_is_number(self.backoff) and self.backoff >= 0, "backoff must be a number of seconds >= 0")
+        _check(_is_number(self.max_backoff) and self.max_backoff >= 0, "max_backoff must be a number >= 0")
+        _check(_is_int(self.seed), "seed must be an integer")
+        _check(self.model_type in ("open", "closed"), f"model_type must be open or closed, got {self.model_type!r}")
+
+
+_RETRYABLE = (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError)
+
+
+class OpenAIAdapter:
+    """Chat completions over HTTP: one request per sample, ``concurrency`` at a time, order preserved."""
+
+    def __init__(self, model: str, config: OpenAIConfig):
+        self.model, self.config = model, config
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self.headers = {"Content-Type": "application/json"}
+        api_key = os.environ.get("OPENAI_API_KEY")
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        self._rng = random.Random(config.seed)
+        self._lock = threading.Lock()
+        self._served_model: str | None = None
+
+    def _payload(self, sample: Sample) -> bytes:
+        content: list[dict] = []
+        if sample.image is not None:
+            url = "data:image/png;base64," + base64.b64encode(_png_bytes(sample.image)).decode("ascii")
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        content.append({"type": "text", "text": sample.prompt})
+        body = {"model": self.model, "messages": [{"role": "user", "content": content}],
+                "max_tokens": self.config.max_tokens, "temperature": self.config.temperature}
+        return json.dumps(body).encode("utf-8")
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        with self._lock:
+            jitter = 0.5 + self._rng.random()
+        delay = min(self.config.max_backoff, self.config.backoff * 2 ** attempt) * jitter
+        if retry_after is not None and retry_after.strip().isdigit():
+            delay = max(delay, float(retry_after))
+        return min(delay, self.config.max_backoff)
+
+    def _post(self, payload: bytes) -> dict:
+        last_error = ""
+        attempts = self.config.max_retries + 1
+        for attempt in range(attempts):
+            retry_after = None
+            request = urllib.request.Request(self.url, data=payload, headers=self.headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
+                    body = response.read()
+            except urllib.error.HTTPError as error:
+                detail = error.read()[:300].decode("utf-8", "replace")
+                if error.code != 429 and error.code < 500:
+                    raise AdapterError(f"{self.url} refused the request: HTTP {error.code} {detail}") from None
+                last_error, retry_after = f"HTTP {error.code} {detail}", error.headers.get("Retry-After")
+            except _RETRYABLE as error:
+                last_error = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
+            else:
+                try:
+                    return json.loads(body)
+                except ValueError:
+                    raise AdapterError(f"{self.url} answered with non-JSON: {body[:200]!r}") from None
+            if attempt + 1 < attempts:
+                delay = self._delay(attempt, retry_after)
+                logger.warning("%s: %s; retry %d/%d in %.2f s", self.url, last_error, attempt + 1,
+                               self.config.max_retries, delay)
+                time.sleep(delay)
+        raise AdapterError(f"{self.url}: no response after {attempts} attempts; last error: {last_error}")
+
+    def _one(self, sample: Sample) -> str:
+        data = self._post(self._payload(sample))
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise AdapterError(f"{self.url} answered without choices[0].message.content: {str(data)[:200]}") from None
+        if isinstance(data.get("model"), str):
+            self._served_model = data["model"]
+        if isinstance(content, list):  # some servers return content parts
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return content if isinstance(content, str) else ""
+
+    def generate(self, batch: list[Sample]) -> list[str]:
+        _check_batch(batch)
+        if not batch:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(batch))) as pool:
+            return list(pool.map(self._one, batch))
+
+    def info(self) -> ModelInfo:
+        """The revision is the model name the server reported (e.g. a dated snapshot), once it has answered."""
+        return ModelInfo(self.model, self.config.model_type, self._served_model, None)
+
+
+@register_adapter("openai")
+def _openai_adapter(rest: str, **options) -> OpenAIAdapter:
+    if not rest:
+        raise ValueError("the openai: spec needs a model name, e.g. openai:gpt-4o")
+    return OpenAIAdapter(rest, make_config(OpenAIConfig, options))

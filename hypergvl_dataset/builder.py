@@ -372,6 +372,13 @@ class ExpandedDataset:
     def __len__(self) -> int:
         return len(self.dataset) * self._per_row
 
+    def sample_id(self, k: int) -> str:
+        """``<meta id>/<text rep>/<visual rep>`` of sample ``k`` without reading the row."""
+        if not hasattr(self, "_ids"):
+            self._ids = self._text_view["id"]
+        row, t, v = self.locate(k)
+        return f"{self._ids[row]}/{t}/{v}"
+
     def locate(self, k: int) -> tuple[int, str, str]:
         if not -len(self) <= k < len(self):
             raise IndexError(k)

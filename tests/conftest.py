@@ -27,3 +27,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def small_build(tmp_path_factory) -> Path:
+    """A small real build (5 tasks x 8 meta problems, half synthetic, half real), shared by the tests."""
+    from hypergvl_dataset.builder import BuildConfig, build
+
+    out = tmp_path_factory.mktemp("build") / "hypergvl"
+    build(BuildConfig(out=out, per_task=8, tasks=("VC", "HEC", "ISM", "HHM", "SHC"), rows_per_shard=4, workers=2),
+          progress=False)
+    return out

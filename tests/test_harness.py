@@ -1,0 +1,93 @@
+"""`hypergvl evaluate` with the baselines on a real small build, resumability, `hypergvl report`, bad input."""
+import json
+
+import pytest
+
+from hypergvl_dataset.cli import main
+
+LOSSLESS = ("n_set", "ho_neigh", "ho_inc", "inc_mat")
+LOSSY = ("n_pair", "adj_mat", "lo_inc")
+
+
+@pytest.fixture(scope="module")
+def runs(small_build, tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval")
+    for model in ("symbolic", "random"):
+        assert main(["evaluate", "--dataset", str(small_build), "--model", f"baseline:{model}",
+                     "--out", str(out / model), "--visual-reps", "bi_inc", "--no-progress"]) == 0
+    return out
+
+
+def _results(path):
+    return json.loads((path / "results.json").read_text())
+
+
+def test_symbolic_baseline_is_perfect_on_lossless_text_and_loses_hec_on_vertex_pairs(runs):
+    s = _results(runs / "symbolic")["scores"]
+    for rep in LOSSLESS:
+        assert s["by_text_rep"][rep]["accuracy"] == 100.0, rep
+    for rep in LOSSY:
+        assert s["by_text_rep"][rep]["per_task"]["HEC"] < 100.0, rep
+        assert s["by_text_rep"][rep]["per_task"]["VC"] == 100.0
+
+
+def test_random_baseline_is_at_chance(runs):
+    s = _results(runs / "random")["scores"]
+    assert 25.0 <= s["per_task"]["ISM"] <= 75.0
+    assert s["per_task"]["HHM"] < 5.0 and s["unparsed_rate"] == 0.0
+
+
+def test_submission_format_and_sample_log(runs, small_build):
+    r = _results(runs / "symbolic")
+    assert r["model"] == {"name": "baseline:symbolic", "type": "baseline", "revision": None, "num_parameters": 0}
+    assert r["num_samples"] == 5 * 8 * 7 and r["selection"]["visual_reps"] == ["bi_inc"]
+    assert set(r["dataset"]["sha256"]) == {str(p.relative_to(small_build)) for p in small_build.glob("data/*/*.parquet")}
+    lines = (runs / "symbolic" / "samples.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    assert {"id", "meta_id", "task", "text_rep", "visual_rep", "response", "parsed", "correct", "unparsed",
+            "latency_s"} <= set(rec)
+
+
+def test_resume_skips_answered_samples(small_build, tmp_path):
+    out = tmp_path / "e"
+    args = ["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out", str(out),
+            "--tasks", "VC", "--text-reps", "n_set", "--no-progress"]
+    assert main(args + ["--limit", "3"]) == 0
+    first = (out / "samples.jsonl").read_text()
+    with open(out / "samples.jsonl", "a") as f:
+        f.write('{"id": "VC-000')  # a line cut short by a crash
+    assert main(args) == 0
+    text = (out / "samples.jsonl").read_text()
+    assert text.startswith(first)
+    ids = [json.loads(x)["id"] for x in text.splitlines() if x.startswith('{"id": "VC-') and x.endswith("}")]
+    assert len(ids) == len(set(ids)) == 8 * 5
+    assert _results(out)["num_samples"] == 40
+
+
+def test_report_tables_and_heatmap(runs, tmp_path, capsys):
+    assert main(["report", str(runs / "symbolic"), str(runs / "random" / "results.json"), "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "| Model | VC | HEC | Ne | DVC | OEC | ONe | OSP | OMF | ISM | 3-CL | SHC | HHM | Avg.U | Avg.R |" in text
+    assert "| baseline:symbolic | 100.0 |" in text and "| N-Set | 100.0 |" in text
+    png = tmp_path / "heatmap_baseline_symbolic.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_input(small_build, tmp_path, capsys):
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "nope:x", "--out", str(tmp_path / "a")]) == 2
+    assert "prefix must be one of" in capsys.readouterr().err
+    assert main(["evaluate", "--dataset", str(tmp_path / "missing"), "--model", "baseline:random",
+                 "--out", str(tmp_path / "b")]) == 2
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(tmp_path / "c"),
+                 "--device", "cpu"]) == 2
+    assert "hf: models only" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+    out = tmp_path / "d"
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(out),
+                 "--tasks", "VC", "--text-reps", "n_set", "--limit", "2", "--no-progress"]) == 0
+    before = (out / "samples.jsonl").read_text()
+    # an unreachable OpenAI-compatible server: bounded retries, clear error, earlier answers kept
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
+                 "--out", str(out), "--tasks", "VC", "--max-retries", "1", "--timeout", "2", "--no-progress"]) == 2
+    assert "model failed" in capsys.readouterr().err
+    assert (out / "samples.jsonl").read_text() == before

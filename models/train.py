@@ -1,0 +1,626 @@
+"""Train and evaluate a hypergraph neural network on one DHG-Bench task: one loop for all three tasks.
+
+Usage::
+
+    python -m models.train --model HGNN --dataset cora --task node --runs 5 --out DIR \\
+        [--config FILE] [--set key=value ...] [--raw-root DIR] [--resume]
+    accelerate launch -m models.train ...            # the same, with accelerate choosing the device
+
+Protocol (DHG-Bench appendix B.1): "We use the cross-entropy loss function ... for all three benchmark
+classification tasks. Adam optimizer ... is adopted with an appropriate learning rate and weight decay to
+achieve the best performance on the validation split ... we record the mean results and the standard deviation
+across 5 runs." Run ``i`` uses seed ``i`` for its split, negatives, initialisation and dropout. The reported
+epoch is the task's choice unless ``select`` says otherwise: the last epoch for node classification (the
+reference trains a fixed number of epochs and scores the final model) and the best validation epoch for
+hyperedge prediction and hypergraph classification (the reference's early-stopping selection).
+
+Configuration is resolved in a fixed order and saved with every result: dataclass defaults, then the config
+file (``models/configs/<MODEL>.yaml`` unless ``--config`` names another; its ``<task>.default`` section, then
+its ``<task>.<dataset>`` section), then ``--set key=value`` (the command line wins). Keys are the fields of
+:class:`TrainerConfig`, of the task's config dataclass (:mod:`models.tasks`) and the model's keyword
+arguments (read from its constructor signature); ``trainer.``, ``task.`` and ``model.`` prefixes are accepted.
+An unknown key or a value of the wrong type is an error naming the key and the valid choices.
+
+Outputs in ``--out DIR`` (all JSON written to a temporary file and renamed): ``config.json`` (the resolved
+configuration), ``runs/run_<i>.json`` (one per finished run), ``summary.json`` (mean ± std in percent,
+per-run metrics, time to the best validation epoch, per-epoch time, peak memory and how it was measured) and,
+while a run is in progress, ``checkpoints/run_<i>/`` (``accelerate`` state plus the loop's own state), from
+which ``--resume`` continues with the same final result as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import json
+import logging
+import os
+import resource
+import shutil
+import sys
+import time
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Mapping
+from typing import Any, Iterable, Literal, Optional, Sequence, Union
+
+import numpy as np
+import torch
+import yaml
+from tqdm import tqdm
+
+from models.tasks import TASKS, Task, TaskModule, get_task
+
+log = logging.getLogger("models.train")
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+BASE_MODEL_ARGS = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
+
+
+class ConfigError(ValueError):
+    """A configuration or usage error the user can fix (reported as one line and a non-zero exit)."""
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """Settings of the training loop and the encoder's common constructor arguments.
+
+    Defaults are DHG-Bench's general ones (hidden 128, lr 1e-3, no weight decay, 100 epochs, dropout 0.5,
+    2 layers). ``select``: ``auto`` (the task's reference choice), ``last`` or ``best_val``. ``patience``:
+    stop after this many epochs without a better validation score (0: never). ``eval_every``: evaluate every
+    this many epochs (and at the last). ``checkpoint_every``: save a resumable checkpoint every this many
+    epochs (0: never).
+    """
+
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    epochs: int = 100
+    hidden: int = 128
+    num_layers: int = 2
+    dropout: float = 0.5
+    patience: int = 0
+    select: Literal["auto", "last", "best_val"] = "auto"
+    eval_every: int = 1
+    checkpoint_every: int = 10
+
+    def __post_init__(self) -> None:
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0; got {self.lr}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0; got {self.weight_decay}")
+        for key in ("epochs", "hidden", "num_layers", "eval_every"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1; got {getattr(self, key)}")
+        for key in ("patience", "checkpoint_every"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"{key} must be >= 0; got {getattr(self, key)}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1); got {self.dropout}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# configuration
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _model_registry() -> dict[str, type]:
+    from models.nn import MODELS
+
+    return MODELS
+
+
+def model_class(name: str) -> type:
+    registry = _model_registry()
+    if name not in registry:
+        raise ConfigError(f"unknown model {name!r}; valid models: {', '.join(sorted(registry))}")
+    return registry[name]
+
+
+def model_kwarg_types(cls: type) -> dict[str, Any]:
+    """Model-specific constructor arguments of ``cls`` and their annotations (``Any`` when unannotated)."""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # unresolvable annotation: fall back to the raw ones
+        hints = {}
+    out = {}
+    for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+        if p.name in BASE_MODEL_ARGS or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        ann = hints.get(p.name, p.annotation)
+        out[p.name] = Any if ann is inspect.Parameter.empty else ann
+    return out
+
+
+def _dataclass_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def coerce(key: str, value: Any, ann: Any) -> Any:
+    """``value`` converted to annotation ``ann`` (strings from the command line parsed), or ``ConfigError``."""
+    if isinstance(value, str) and ann is not str:
+        try:
+            value = yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            pass
+    origin = typing.get_origin(ann)
+    if ann is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(ann)
+        if value is None and type(None) in args:
+            return None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return coerce(key, value, a)
+            except ConfigError:
+                pass
+        raise ConfigError(f"{key}: expected {_type_name(ann)}, got {value!r}")
+    if origin is Literal:
+        if value in typing.get_args(ann):
+            return value
+        raise ConfigError(f"{key}: expected one of {', '.join(map(str, typing.get_args(ann)))}, got {value!r}")
+    if ann is bool:
+        if isinstance(value, bool):
+            return value
+    elif ann is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif ann is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif isinstance(ann, type) and isinstance(value, ann):
+        return value
+    elif not isinstance(ann, type):  # an annotation we do not interpret (e.g. a Callable)
+        return value
+    raise ConfigError(f"{key}: expected {_type_name(ann)}, got {value!r}")
+
+
+def _type_name(ann: Any) -> str:
+    return getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+
+
+@dataclass
+class ResolvedConfig:
+    trainer: TrainerConfig
+    task: Any
+    model: dict[str, Any]
+    sources: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"trainer": dataclasses.asdict(self.trainer), "task": dataclasses.asdict(self.task),
+                "model": dict(self.model), "sources": dict(self.sources)}
+
+
+def _read_config_file(path: Path) -> dict:
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {path}: top level must map task names to sections")
+    for task_name, sections in raw.items():
+        if task_name not in TASKS:
+            raise ConfigError(f"config file {path}: unknown task section {task_name!r}; "
+                              f"valid: {', '.join(sorted(TASKS))}")
+        if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
+            raise ConfigError(f"config file {path}: section {task_name!r} must map 'default' and dataset names "
+                              f"to key: value mappings")
+    return raw
+
+
+def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Path] = None,
+                   overrides: Sequence[str] = ()) -> ResolvedConfig:
+    """Defaults, then the config file's ``<task>.default`` and ``<task>.<dataset>``, then ``overrides``."""
+    try:
+        task_cls = get_task(task)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    model_cls = model_class(model)
+    sections = {"trainer": _dataclass_types(TrainerConfig), "task": _dataclass_types(task_cls.Config),
+                "model": model_kwarg_types(model_cls)}
+
+    def place(key: str, where: str) -> tuple[str, str]:
+        if "." in key:
+            prefix, name = key.split(".", 1)
+            if prefix in sections and name in sections[prefix]:
+                return prefix, name
+        hits = [s for s, types_ in sections.items() if key in types_]
+        if len(hits) == 1:
+            return hits[0], key
+        if len(hits) > 1:
+            raise ConfigError(f"{where}: key {key!r} is ambiguous; write one of "
+                              f"{', '.join(f'{s}.{key}' for s in hits)}")
+        valid = {s: sorted(t) for s, t in sections.items()}
+        raise ConfigError(f"{where}: unknown key {key!r} for model {model}, task {task}; valid keys: "
+                          + "; ".join(f"{s}: {', '.join(v) or '(none)'}" for s, v in valid.items()))
+
+    values: dict[str, dict[str, Any]] = {s: {} for s in sections}
+    sources: dict[str, str] = {}
+
+    def apply(items: Iterable[tuple[str, Any]], where: str) -> None:
+        for key, value in items:
+            section, name = place(str(key), where)
+            values[section][name] = coerce(f"{where}: {key}", value, sections[section][name])
+            sources[f"{section}.{name}"] = where
+
+    path = config_file if config_file is not None else CONFIG_DIR / f"{model}.yaml"
+    if config_file is not None or path.exists():
+        raw = _read_config_file(path)
+        for task_name, secs in raw.items():  # check every section's keys, not only the ones used now
+            if task_name != task:
+                other = {"trainer": sections["trainer"], "task": _dataclass_types(TASKS[task_name].Config),
+                         "model": sections["model"]}
+                for sec_name, sec in secs.items():
+                    for key in sec:
+                        if not any(key.split(".", 1)[-1] in t for t in other.values()):
+                            raise ConfigError(f"{path} [{task_name}.{sec_name}]: unknown key {key!r}")
+        secs = raw.get(task, {})
+        apply(secs.get("default", {}).items(), f"{path.name} [{task}.default]")
+        ds_key = next((k for k in secs if k.lower() == dataset.lower()), None)
+        if ds_key is not None:
+            apply(secs[ds_key].items(), f"{path.name} [{task}.{ds_key}]")
+    pairs = []
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        pairs.append(tuple(s.strip() for s in item.split("=", 1)))
+    apply(pairs, "--set")
+
+    try:
+        trainer = TrainerConfig(**values["trainer"])
+        task_cfg = task_cls.Config(**values["task"])
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    try:  # the model validates its own arguments: build a tiny one now rather than fail after loading data
+        model_cls(in_channels=3, hidden_channels=trainer.hidden, out_channels=2, num_layers=trainer.num_layers,
+                  dropout=trainer.dropout, **values["model"])
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"model {model}: {e}") from None
+    if trainer.select == "auto":
+        trainer = dataclasses.replace(trainer, select=task_cls.default_select)
+        sources["trainer.select"] = f"task {task} default"
+    return ResolvedConfig(trainer, task_cfg, values["model"], sources)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# files and measurements
+# --------------------------------------------------------------------------------------------------------------
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON to ``path`` via a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    os.replace(tmp, path)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer, np.floating)):
+        return o.item()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _reset_peak_memory(device: torch.device) -> str:
+    """Reset the peak-memory counter; returns the method that :func:`_peak_memory_mib` will use."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        return "torch.cuda.max_memory_allocated (tensors on the GPU, peak during the run)"
+    try:  # Linux: writing 5 to clear_refs resets VmHWM (peak RSS) to the current RSS
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return "peak resident set size of the process during the run (VmHWM, reset at the start of the run)"
+    except OSError:
+        return "peak resident set size of the process since it started (ru_maxrss)"
+
+
+def _peak_memory_mib(device: torch.device, method: str) -> float:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    if "VmHWM" in method:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _epoch_seed(seed: int, epoch: int) -> int:
+    return (seed * 1_000_003 + epoch * 7919 + 1) % 2**63
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and population standard deviation (numpy's default, as the reference reports)."""
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(a.std())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the loop
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _LoopState:
+    epoch: int = 0  # epochs completed
+    best_val: float = -float("inf")
+    best_epoch: int = 0
+    best_metrics: Optional[dict] = None
+    last_metrics: Optional[dict] = None
+    last_eval_epoch: int = 0
+    elapsed_s: float = 0.0
+    time_to_best_s: float = 0.0
+    train_time_to_best_s: float = 0.0
+    epoch_times: list = dataclasses.field(default_factory=list)
+    history: list = dataclasses.field(default_factory=list)
+
+
+def _save_checkpoint(accelerator: Any, ckpt: Path, state: _LoopState) -> None:
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    if accelerator.is_main_process and tmp.exists():
+        shutil.rmtree(tmp)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp))
+    if accelerator.is_main_process:
+        write_json_atomic(tmp / "loop_state.json", dataclasses.asdict(state))
+        old = ckpt.with_name(ckpt.name + ".old")
+        if ckpt.exists():
+            os.replace(ckpt, old)
+        os.replace(tmp, ckpt)
+        shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+
+
+def _find_checkpoint(ckpt: Path) -> Optional[Path]:
+    for p in (ckpt, ckpt.with_name(ckpt.name + ".old")):
+        if (p / "loop_state.json").exists():
+            return p
+    return None
+
+
+def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: TrainerConfig, seed: int,
+                  ckpt: Optional[Path], desc: str = "", progress: bool = True) -> dict[str, Any]:
+    """Train ``module`` on ``task`` for one seed; returns the run's record (metrics in percent, timings)."""
+    optimizer = torch.optim.Adam(module.parameters(), lr=trainer.lr, weight_decay=trainer.weight_decay)
+    wrapped, optimizer = accelerator.prepare(module, optimizer)
+    model = accelerator.unwrap_model(wrapped)
+    state = _LoopState()
+    found = _find_checkpoint(ckpt) if ckpt is not None else None
+    if found is not None:
+        accelerator.load_state(str(found))
+        state = _LoopState(**json.loads((found / "loop_state.json").read_text()))
+        log.info("resumed %s from %s after epoch %d", desc, found, state.epoch)
+    device = accelerator.device
+    mem_method = _reset_peak_memory(device)
+
+    bar = tqdm(range(state.epoch, trainer.epochs), desc=desc, initial=state.epoch, total=trainer.epochs,
+               disable=not (progress and accelerator.is_main_process), leave=False, dynamic_ncols=True)
+    for epoch in bar:
+        t0 = time.perf_counter()
+        torch.manual_seed(_epoch_seed(seed, epoch))
+        rng = np.random.default_rng([seed, epoch])
+        wrapped.train()
+        total, batches = 0.0, 0
+        for batch in task.train_batches(rng):
+            optimizer.zero_grad()
+            loss = task.loss(wrapped, batch)
+            accelerator.backward(loss)
+            optimizer.step()
+            total += float(loss.detach())
+            batches += 1
+        train_s = time.perf_counter() - t0
+        state.epoch_times.append(train_s)
+        state.epoch = epoch + 1
+        if state.epoch % trainer.eval_every == 0 or state.epoch == trainer.epochs:
+            model.eval()
+            metrics = task.evaluate(model)
+            state.last_metrics, state.last_eval_epoch = metrics, state.epoch
+            val = metrics["val"][task.metric]
+            state.history.append({"epoch": state.epoch, "loss": total / max(batches, 1), "val": val,
+                                  "test": metrics["test"][task.metric]})
+            state.elapsed_s += time.perf_counter() - t0
+            if val >= state.best_val:  # ties go to the later epoch, as in the reference
+                state.best_val, state.best_epoch, state.best_metrics = val, state.epoch, metrics
+                state.time_to_best_s = state.elapsed_s
+                state.train_time_to_best_s = float(sum(state.epoch_times))
+            bar.set_postfix(loss=f"{total / max(batches, 1):.4f}", val=f"{val:.2f}")
+        else:
+            state.elapsed_s += time.perf_counter() - t0
+        if trainer.patience and state.epoch - state.best_epoch >= trainer.patience:
+            break
+        if ckpt is not None and trainer.checkpoint_every and state.epoch % trainer.checkpoint_every == 0 \
+                and state.epoch < trainer.epochs:
+            _save_checkpoint(accelerator, ckpt, state)
+    bar.close()
+
+    selected = state.best_metrics if trainer.select == "best_val" else state.last_metrics
+    selected_epoch = state.best_epoch if trainer.select == "best_val" else state.last_eval_epoch
+    times = np.asarray(state.epoch_times)
+    return {
+        "seed": seed,
+        "metrics": selected,
+        "selected_epoch": selected_epoch,
+        "best_val_epoch": state.best_epoch,
+        "epochs_run": state.epoch,
+        "best_val_metrics": state.best_metrics,
+        "last_metrics": state.last_metrics,
+        "time_to_best_val_s": state.time_to_best_s,
+        "train_time_to_best_val_s": state.train_time_to_best_s,
+        "epoch_time_s": {"median": float(np.median(times)), "mean": float(times.mean())},
+        "time_method": "wall clock (time.perf_counter); time_to_best_val_s includes evaluation, "
+                       "train_time_to_best_val_s and epoch_time_s count training steps only",
+        "total_time_s": state.elapsed_s,
+        "peak_memory_mib": _peak_memory_mib(device, mem_method),
+        "memory_method": mem_method,
+        "device": str(device),
+        "history": state.history,
+    }
+
+
+def load_dataset(name: str, raw_root: Optional[str], **kwargs: Any) -> Any:
+    """``models.datasets.load(name, raw_root)``; a bad name or a missing file becomes a :class:`ConfigError`."""
+    import models.datasets as mds
+
+    registry = getattr(mds, "DATASETS", None)
+    if isinstance(registry, Mapping) and registry and name.lower() not in registry:
+        raise ConfigError(f"unknown dataset {name!r}; valid datasets: {', '.join(sorted(registry))}")
+    try:
+        return mds.load(name, raw_root=raw_root, **kwargs)
+    except (KeyError, ValueError, FileNotFoundError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        raise ConfigError(f"cannot load dataset {name!r}: {msg}") from None
+
+
+def _is_graph_collection(data: Any) -> bool:
+    return not hasattr(data, "hyperedge_index")
+
+
+def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs: int = 5,
+                   config: Optional[Path | str] = None, overrides: Sequence[str] = (),
+                   raw_root: Optional[str] = None, resume: bool = False, data: Any = None,
+                   progress: bool = True) -> dict[str, Any]:
+    """Run ``runs`` seeds (0..runs-1) of ``model`` on ``task``/``dataset``; returns (and writes) the summary.
+
+    ``data`` may hold the already-loaded dataset (then ``dataset`` only names it); otherwise it is loaded with
+    :func:`models.datasets.load`. See the module docstring for the files written to ``out``.
+    """
+    from accelerate import Accelerator
+
+    if runs < 1:
+        raise ConfigError(f"--runs must be >= 1; got {runs}")
+    cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
+    out = Path(out)
+    identity = {"model": model, "dataset": dataset, "task": task}
+    config_doc = {**identity, "config": cfg.to_dict()}
+    config_path = out / "config.json"
+    if config_path.exists():
+        if not resume:
+            raise ConfigError(f"{out} already holds results; pass --resume to continue them or choose another --out")
+        saved = json.loads(config_path.read_text())
+        if {k: saved.get(k) for k in config_doc} != json.loads(json.dumps(config_doc, default=_json_default)):
+            diff = _dict_diff(saved, json.loads(json.dumps(config_doc, default=_json_default)))
+            raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
+
+    task_cls = get_task(task)
+    if data is None:
+        data = load_dataset(dataset, raw_root or os.environ.get("HYPERGVL_RAW_ROOT"), **task_cls.load_kwargs)
+    if _is_graph_collection(data) != task_cls.graph_level:
+        kind = "a collection of hypergraphs" if task_cls.graph_level else "a single hypergraph"
+        raise ConfigError(f"task {task!r} needs {kind}; dataset {dataset!r} is not one")
+
+    accelerator = Accelerator()
+    if accelerator.is_main_process:
+        write_json_atomic(config_path, config_doc)
+    records = []
+    for run in range(runs):
+        run_path = out / "runs" / f"run_{run}.json"
+        if run_path.exists():
+            records.append(json.loads(run_path.read_text()))
+            continue
+        seed = run
+        torch.manual_seed(seed)
+        t = task_cls(data, cfg.task, seed, hidden=cfg.trainer.hidden, device=accelerator.device)
+        torch.manual_seed(seed)
+        encoder = model_class(model)(in_channels=t.in_channels, hidden_channels=cfg.trainer.hidden,
+                                     out_channels=t.out_channels, num_layers=cfg.trainer.num_layers,
+                                     dropout=cfg.trainer.dropout, **cfg.model)
+        module = TaskModule(encoder, t.build_head()).to(accelerator.device)
+        ckpt = out / "checkpoints" / f"run_{run}"
+        record = train_one_run(t, module, accelerator, cfg.trainer, seed, ckpt,
+                               desc=f"{model}/{dataset}/{task} run {run + 1}/{runs}", progress=progress)
+        record = {"run": run, **record}
+        accelerator = Accelerator()  # a fresh one: save_state/load_state must see this run's model only
+        if accelerator.is_main_process:
+            write_json_atomic(run_path, record)
+            for p in (ckpt, ckpt.with_name(ckpt.name + ".old")):
+                shutil.rmtree(p, ignore_errors=True)
+        records.append(record)
+
+    metric = task_cls.metric
+    names = sorted({k for r in records for k in r["metrics"]["test"]})
+    agg = {k: dict(zip(("mean", "std"), mean_std([r["metrics"]["test"][k] for r in records]))) for k in names}
+    summary = {
+        **identity,
+        "metric": metric,
+        "mean": agg[metric]["mean"],
+        "std": agg[metric]["std"],
+        "std_kind": "population (ddof=0)",
+        "units": "percent",
+        "select": cfg.trainer.select,
+        "test_metrics": agg,
+        "val_metrics": {k: dict(zip(("mean", "std"), mean_std([r["metrics"]["val"][k] for r in records])))
+                        for k in sorted({k for r in records for k in r["metrics"]["val"]})},
+        "runs": records,
+        "config": cfg.to_dict(),
+        "environment": {"torch": torch.__version__, "device": str(accelerator.device),
+                        "num_processes": accelerator.num_processes, "torch_threads": torch.get_num_threads()},
+    }
+    if accelerator.is_main_process:
+        write_json_atomic(out / "summary.json", summary)
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    return summary
+
+
+def _dict_diff(a: Any, b: Any, prefix: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        parts = [_dict_diff(a.get(k), b.get(k), f"{prefix}{k}.") for k in sorted(set(a) | set(b))
+                 if a.get(k) != b.get(k)]
+        return "; ".join(p for p in parts if p)
+    return f"{prefix.rstrip('.')}: saved {a!r}, now {b!r}"
+
+
+def format_result(summary: dict[str, Any]) -> str:
+    return (f"{summary['model']} {summary['dataset']} {summary['task']}: test {summary['metric']} "
+            f"{summary['mean']:.2f} ± {summary['std']:.2f} ({len(summary['runs'])} runs)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, help="a name in models.nn.MODELS, e.g. HGNN")
+    p.add_argument("--dataset", required=True, help="a dataset name accepted by models.datasets.load, e.g. cora")
+    p.add_argument("--task", required=True, help=f"one of: {', '.join(sorted(TASKS))}")
+    p.add_argument("--runs", type=int, default=5, help="number of seeds, 0..runs-1 (default 5)")
+    p.add_argument("--out", required=True, type=Path, help="output folder")
+    p.add_argument("--config", type=Path, default=None,
+                   help="YAML config file (default: models/configs/<MODEL>.yaml when it exists)")
+    p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="override a configuration key (wins over the config file)")
+    p.add_argument("--raw-root", default=None, help="local folder with the raw data (default: $HYPERGVL_RAW_ROOT)")
+    p.add_argument("--resume", action="store_true", help="continue the runs recorded in --out")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("accelerate").setLevel(logging.WARNING)
+    try:
+        summary = run_experiment(args.model, args.dataset, args.task, out=args.out, runs=args.runs,
+                                 config=args.config, overrides=args.overrides, raw_root=args.raw_root,
+                                 resume=args.resume, progress=not args.no_progress)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(format_result(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""Tests of models/tasks.py: splits, negative sampling, no leakage, heads and metrics (DHG-Bench secs. 2-3, B)."""
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import f1_score
+from torch import nn
+
+from models import tasks as T
+from models.datasets.data import HypergraphData, HypergraphGraphDataset
+
+
+# ----------------------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One intra-op thread: on a shared 2-core machine two threads contend and run several times slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def planted_hypergraph(n=60, k=3, m=50, seed=0, sizes=(2, 3, 4, 5), extra=()):
+    """Nodes in ``k`` classes, hyperedges inside one class, features = noisy one-hot class."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    hes = set()
+    while len(hes) < m:
+        members = np.flatnonzero(y == rng.integers(k))
+        hes.add(tuple(sorted(rng.choice(members, int(rng.choice(sizes)), replace=False).tolist())))
+    hes = sorted(hes) + list(extra)
+    x = np.eye(k)[y] + 0.5 * rng.standard_normal((n, k))
+    return HypergraphData(x=torch.tensor(x, dtype=torch.float32), y=torch.tensor(y), num_nodes=n,
+                          hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes), name="planted")
+
+
+class MeanEncoder(nn.Module):
+    """A tiny encoder independent of models.nn: linear map, then mean over the node's hyperedges."""
+
+    def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5):
+        super().__init__()
+        self.lin = nn.Linear(in_channels, out_channels)
+        self.calls = []
+
+    def forward(self, x, hyperedge_index, num_hyperedges=None):
+        self.calls.append(hyperedge_index.detach().clone())
+        h = self.lin(x)
+        v, e = hyperedge_index
+        m = int(num_hyperedges) if num_hyperedges is not None else int(e.max()) + 1
+        edge = torch.zeros(m, h.size(1)).index_add_(0, e, h[v]) / torch.bincount(e, minlength=m).clamp(min=1)[:, None]
+        out = torch.zeros_like(h).index_add_(0, v, edge[e])
+        return h + out / torch.bincount(v, minlength=h.size(0)).clamp(min=1)[:, None]
+
+
+def ce_graph(edges):
+    """Clique expansion built independently with networkx."""
+    g = nx.Graph()
+    for he in edges:
+        g.add_nodes_from(he)
+        g.add_edges_from(itertools.combinations(he, 2))
+    g.remove_nodes_from([v for v in list(g) if g.degree(v) == 0])
+    return g
+
+
+# ----------------------------------------------------------------------------------------------- registry
+
+def test_registry_lists_choices_and_rejects_duplicates():
+    assert set(T.TASKS) == {"node", "hyperedge", "graph"}
+    with pytest.raises(ValueError, match="valid tasks: graph, hyperedge, node"):
+        T.get_task("edge")
+    with pytest.raises(ValueError, match="already registered"):
+        T.register_task("node")(type("X", (), {}))
+
+
+# ----------------------------------------------------------------------------------------------- splits
+
+@pytest.mark.parametrize("n,train,val", [(101, 0.5, 0.25), (1483, 0.6, 0.2), (1310, 0.8, 0.1)])
+def test_split_reproducible_disjoint_and_sized(n, train, val):
+    a = T.split_indices(n, 3, train, val)
+    b = T.split_indices(n, 3, train, val)
+    c = T.split_indices(n, 4, train, val)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["train"], c["train"])
+    parts = [set(a[k].tolist()) for k in ("train", "val", "test")]
+    assert sum(map(len, parts)) == n and set.union(*parts) == set(range(n))
+    assert abs(len(parts[0]) - n * train) <= 1 and abs(len(parts[1]) - n * val) <= 1
+
+
+def test_node_task_split_follows_seed():
+    data = planted_hypergraph()
+    cfg = T.NodeTaskConfig()
+    t0, t0b, t1 = (T.NodeClassification(data, cfg, s, hidden=8) for s in (0, 0, 1))
+    assert all(torch.equal(t0.split[k], t0b.split[k]) for k in t0.split)
+    assert not torch.equal(t0.split["test"], t1.split["test"])
+    assert len(t0.split["train"]) == 30 and len(t0.split["val"]) == 15 and len(t0.split["test"]) == 15
+
+
+def test_hyperedge_positives_partition_distinct_hyperedges():
+    base = planted_hypergraph(seed=1)
+    hes = T.unique_hyperedges(base.hyperedge_index)
+    # a duplicate of a hyperedge and a singleton: the duplicate counts once, singletons are not targets
+    data = planted_hypergraph(seed=1, extra=[hes[0], (7,)])
+    task = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(), 0, hidden=8)
+    parts = [set(task.positives[k]) for k in ("train", "val", "test")]
+    assert sum(map(len, parts)) == len(set().union(*parts)) == len(hes) == 50
+    assert set().union(*parts) == set(hes)
+    assert [len(p) for p in parts] == [30, 10, 10]
+    again = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(), 0, hidden=8)
+    other = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(), 1, hidden=8)
+    for part in ("train", "val", "test"):
+        assert task.candidates[part].hyperedges == again.candidates[part].hyperedges
+    assert task.candidates["test"].hyperedges != other.candidates["test"].hyperedges
+
+
+# ----------------------------------------------------------------------------------------------- negatives
+
+@pytest.fixture(scope="module")
+def context():
+    data = planted_hypergraph(n=90, m=80, seed=2)
+    return T.unique_hyperedges(data.hyperedge_index, min_size=2)
+
+
+def test_size_distribution_drops_sizes_one_and_two(context):
+    sizes, probs = T.size_distribution(context + [(0,), (1, 2)])
+    counts = {s: sum(len(h) == s for h in context) for s in (3, 4, 5)}
+    assert sizes.tolist() == [3, 4, 5]
+    np.testing.assert_allclose(probs, [counts[s] / sum(counts.values()) for s in (3, 4, 5)])
+    with pytest.raises(ValueError, match="size 3 or more"):
+        T.size_distribution([(0, 1), (2,)])
+
+
+def test_clique_expansion_matches_networkx(context):
+    g = ce_graph(context)
+    nbrs = T.clique_expansion(context)
+    assert set(nbrs) == set(g)
+    assert all(nbrs[v] == set(g[v]) for v in g)
+
+
+@pytest.mark.parametrize("kind", ["sized", "motif", "clique"])
+def test_negative_samplers_give_non_hyperedges_of_the_right_sizes(context, kind):
+    forbidden = set(context)
+    negs = T.NEGATIVE_SAMPLERS[kind](context, 150, forbidden, np.random.default_rng(0))
+    again = T.NEGATIVE_SAMPLERS[kind](context, 150, forbidden, np.random.default_rng(0))
+    assert negs == again and len(negs) == 150
+    g = ce_graph(context)
+    context_sizes = {len(h) for h in context}
+    for neg in negs:
+        assert neg == tuple(sorted(set(neg))) and neg not in forbidden
+        assert set(neg) <= set(g)
+        if kind in ("sized", "motif"):
+            assert len(neg) in {3, 4, 5}  # the size distribution's support (2 dropped)
+        if kind == "motif":
+            assert nx.is_connected(g.subgraph(neg))
+        if kind == "clique":
+            assert len(neg) in context_sizes
+            sources = [h for h in context if len(h) == len(neg) and len(set(h) & set(neg)) == len(h) - 1]
+            assert sources, neg
+            assert any(all(g.has_edge(new, v) for v in set(neg) - {new})
+                       for h in sources for new in set(neg) - set(h))
+    if kind == "sized":  # sized negatives are mostly not connected in the clique expansion
+        assert sum(not nx.is_connected(g.subgraph(n)) for n in negs) > 75
+
+
+def test_mixed_negatives_take_a_third_of_each(context):
+    negs = T.mixed_negatives(context, 100, set(context), np.random.default_rng(5))
+    kinds = [k for k, _ in negs]
+    assert len(negs) == 100 and kinds.count("sized") == 34 and kinds.count("motif") == 33
+    assert kinds.count("clique") == 33
+
+
+def test_sampler_reports_impossible_request():
+    with pytest.raises(RuntimeError, match="clique negative sampling"):
+        T.clique_negatives([(0, 1, 2)], 1, {(0, 1, 2)}, np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------------------------------------- no leakage
+
+@pytest.mark.parametrize("self_loops", [False, True])
+def test_encoder_sees_only_training_hyperedges(self_loops):
+    from accelerate import Accelerator
+
+    from models.train import TrainerConfig, train_one_run
+
+    data = planted_hypergraph(seed=3)
+    task = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, self_loops=self_loops), 0, hidden=6)
+    encoder = MeanEncoder(task.in_channels, 6, task.out_channels)
+    module = T.TaskModule(encoder, task.build_head())
+    cfg = TrainerConfig(epochs=3, hidden=6, select="best_val")
+    record = train_one_run(task, module, Accelerator(cpu=True), cfg, 0, None, progress=False)
+    assert record["epochs_run"] == 3 and 0 <= record["metrics"]["test"]["auroc"] <= 100
+    assert len(encoder.calls) >= 3 * 4 + 3  # 4 training batches per epoch, one evaluation per epoch
+    train, held_out = set(task.positives["train"]), set(task.positives["val"]) | set(task.positives["test"])
+    singletons = {(v,) for v in range(data.num_nodes)} if self_loops else set()
+    for index in encoder.calls:
+        seen = {tuple(sorted(index[0, index[1] == e].tolist())) for e in index[1].unique().tolist()}
+        assert seen == train | singletons
+        assert not seen & held_out
+        assert index.size(1) == sum(map(len, train)) + len(singletons)
+
+
+# ----------------------------------------------------------------------------------------------- heads
+
+def test_heads_use_the_reference_mlp_shape():
+    from models.nn.mlp import MLP
+
+    scorer = T.HyperedgeScorer(128)  # hidden 64, 2 layers, LayerNorm, dropout 0.2
+    assert isinstance(scorer.mlp, MLP) and scorer.mlp.dropout == 0.2
+    assert [(m.in_features, m.out_features) for m in scorer.mlp.lins] == [(128, 64), (64, 1)]
+    assert isinstance(scorer.mlp.norms[1], nn.LayerNorm)
+    readout = T.GraphReadout(32, 5)  # a linear classifier by default
+    assert [(m.in_features, m.out_features) for m in readout.mlp.lins] == [(32, 5)]
+
+
+def test_hyperedge_scorer_max_pools_candidate_nodes():
+    torch.manual_seed(0)
+    h = torch.randn(6, 4)
+    scorer = T.HyperedgeScorer(4, 8).eval()
+    cands = [(0, 2, 5), (1, 3), (4,)]
+    nodes = torch.tensor([v for c in cands for v in c])
+    cand = torch.tensor([i for i, c in enumerate(cands) for _ in c])
+    pooled = torch.stack([h[list(c)].max(0).values for c in cands])
+    torch.testing.assert_close(scorer(h, nodes, cand, 3), scorer.mlp(pooled).view(-1))
+    maxmin = T.HyperedgeScorer(4, 8, pooling="maxmin").eval()
+    pooled = torch.stack([h[list(c)].max(0).values - h[list(c)].min(0).values for c in cands])
+    torch.testing.assert_close(maxmin(h, nodes, cand, 3), maxmin.mlp(pooled).view(-1))
+
+
+def small_graph_set(num=20, seed=0):
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for i in range(num):
+        n = int(rng.integers(3, 7))
+        hes = [tuple(sorted(rng.choice(n, int(rng.integers(1, n + 1)), replace=False).tolist())) for _ in range(3)]
+        hes = sorted(set(hes))
+        x = torch.tensor(rng.standard_normal((n, 4)), dtype=torch.float32)
+        graphs.append(HypergraphData(x=x, y=torch.tensor([i % 2]), hyperedge_index=T.hyperedge_index_from_list(hes),
+                                     num_hyperedges=len(hes), num_nodes=n))
+    return HypergraphGraphDataset(graphs, num_classes=2, num_features=4, name="toy")
+
+
+def test_graph_batch_is_block_diagonal_and_readout_pools_per_graph():
+    data = small_graph_set()
+    task = T.HypergraphClassification(data, T.GraphTaskConfig(batch_size=4), 0, hidden=6)
+    b = task.collate([2, 0])
+    g2, g0 = data[2], data[0]
+    torch.testing.assert_close(b["x"], torch.cat([g2.x, g0.x]))
+    shifted = g0.hyperedge_index + torch.tensor([[g2.num_nodes], [g2.num_hyperedges]])
+    assert torch.equal(b["hyperedge_index"], torch.cat([g2.hyperedge_index, shifted], 1))
+    assert b["num_hyperedges"] == g2.num_hyperedges + g0.num_hyperedges
+    assert b["batch"].tolist() == [0] * g2.num_nodes + [1] * g0.num_nodes
+    assert b["y"].tolist() == [0, 0]
+    readout = T.GraphReadout(4, 2).eval()
+    expected = readout.mlp(torch.stack([g2.x.mean(0), g0.x.mean(0)]))
+    torch.testing.assert_close(readout(b["x"], b["batch"], 2), expected)
+
+
+def test_graph_task_metrics_are_accuracy_and_macro_f1():
+    data = small_graph_set(num=40)
+    task = T.HypergraphClassification(data, T.GraphTaskConfig(batch_size=7), 1, hidden=6)
+    module = T.TaskModule(MeanEncoder(4, 6, 6), task.build_head()).eval()
+    res = task.evaluate(module)
+    for part in ("val", "test"):
+        ids = task.split[part]
+        b = task.collate(ids)
+        pred = module(b["x"], b["hyperedge_index"], b["num_hyperedges"], batch=b["batch"],
+                      num_graphs=b["num_graphs"]).argmax(-1).numpy()
+        y = task.y[ids]
+        assert res[part]["accuracy"] == pytest.approx(100 * (pred == y).mean())
+        assert res[part]["macro_f1"] == pytest.approx(100 * f1_score(y, pred, average="macro"))
+
+
+# ----------------------------------------------------------------------------------------------- fairness
+
+def test_fairness_metrics_hand_computed():
+    pred = [1, 0, 1, 1, 0, 0]
+    y = [1, 0, 1, 0, 1, 0]
+    s = [0, 0, 0, 1, 1, 1]
+    # P(ŷ=1|s=0) = 2/3, P(ŷ=1|s=1) = 1/3; P(ŷ=1|s=0,y=1) = 2/2, P(ŷ=1|s=1,y=1) = 0/1
+    out = T.fairness_metrics(pred, y, s)
+    assert out["delta_dp"] == pytest.approx(100 / 3)
+    assert out["delta_eo"] == pytest.approx(100.0)
+    assert math.isnan(T.fairness_metrics([1, 0], [0, 0], [0, 1])["delta_eo"])
+    with pytest.raises(ValueError, match="binary sensitive"):
+        T.fairness_metrics([1, 0], [1, 0], [0, 2])
+
+
+def test_node_task_reports_fairness_when_sensitive_is_binary():
+    data = planted_hypergraph(k=2)
+    data = data.replace(sensitive=torch.arange(data.num_nodes) % 3 == 0)
+    task = T.NodeClassification(data, T.NodeTaskConfig(), 0, hidden=4)
+    module = T.TaskModule(MeanEncoder(task.in_channels, 4, 2), task.build_head()).eval()
+    res = task.evaluate(module)
+    with torch.no_grad():
+        pred = module(task.x, task.hyperedge_index, task.num_hyperedges).argmax(-1).numpy()
+    idx = task.split["test"].numpy()
+    expected = T.fairness_metrics(pred[idx], data.y.numpy()[idx], data.sensitive.numpy()[idx])
+    assert res["test"]["delta_dp"] == pytest.approx(expected["delta_dp"])
+    assert res["test"]["accuracy"] == pytest.approx(100 * (pred[idx] == data.y.numpy()[idx]).mean())
+    three = T.NodeClassification(planted_hypergraph(k=3).replace(sensitive=data.sensitive), T.NodeTaskConfig(), 0,
+                                 hidden=4)  # three classes: the B.5 gaps are defined for binary labels only
+    assert "delta_dp" not in three.evaluate(T.TaskModule(MeanEncoder(3, 4, 3), three.build_head()).eval())["test"]

@@ -1,0 +1,271 @@
+"""Tests of models/train.py: configuration order and errors, end-to-end runs of the three tasks, resume."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from models import tasks as T
+from models import train as TR
+from models.datasets.data import HypergraphData, HypergraphGraphDataset
+
+ROOT = Path(__file__).resolve().parents[2]
+_DATA = ROOT / ".." / "shared" / "data"
+RAW = os.environ.get("HYPERGVL_RAW_ROOT") or str(_DATA)
+needs_data = pytest.mark.skipif(not (Path(RAW) / "HyperGCN").exists(), reason="shared raw data absent")
+
+
+# ----------------------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One intra-op thread: on a shared 2-core machine two threads contend and run several times slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def planted(n=60, k=3, m=45, seed=0):
+    """Nodes in ``k`` classes, hyperedges of 2-5 nodes inside one class, noisy one-hot features."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    hes = set()
+    while len(hes) < m:
+        members = np.flatnonzero(y == rng.integers(k))
+        hes.add(tuple(sorted(rng.choice(members, int(rng.integers(2, 6)), replace=False).tolist())))
+    hes = sorted(hes)
+    x = torch.tensor(np.eye(k)[y] + 0.5 * rng.standard_normal((n, k)), dtype=torch.float32)
+    return HypergraphData(x=x, y=torch.tensor(y), hyperedge_index=T.hyperedge_index_from_list(hes),
+                          num_hyperedges=len(hes), num_nodes=n, name="planted")
+
+
+def graph_set(num=30, seed=0):
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for i in range(num):
+        n = int(rng.integers(4, 8))
+        hes = sorted({tuple(sorted(rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()))
+                      for _ in range(2 + i % 2 * 3)})
+        x = torch.zeros(n, 3)
+        x[:, i % 2] = 1.0
+        graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
+                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
+    return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")
+
+
+class FakeModel(torch.nn.Module):
+    """Stands in for a registered model with typed keyword arguments."""
+
+    def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, heads: int = 1,
+                 mode: str = "a", lr: float = 0.0, flag: bool = False):
+        super().__init__()
+        if heads < 1:
+            raise ValueError(f"heads must be >= 1, got {heads}")
+
+
+@pytest.fixture
+def fake_registry(monkeypatch):
+    from models.nn import MODELS
+
+    monkeypatch.setattr(TR, "_model_registry", lambda: {**MODELS, "Fake": FakeModel})
+
+
+# ----------------------------------------------------------------------------------------------- configuration
+
+def test_shipped_hgnn_cora_config_is_the_design_protocol():
+    cfg = TR.resolve_config("HGNN", "node", "cora")
+    t = cfg.trainer
+    assert (t.hidden, t.lr, t.weight_decay, t.epochs, t.num_layers, t.dropout) == (128, 1e-3, 0.0, 100, 2, 0.5)
+    assert t.select == "last" and cfg.model == {"symmetric": False}
+    assert cfg.sources["trainer.select"] == "task node default"
+    assert TR.resolve_config("HGNN", "hyperedge", "cora").trainer.select == "best_val"
+    g = TR.resolve_config("HGNN", "graph", "rhg-10")
+    assert (g.trainer.epochs, g.task.graph_pooling, g.task.embed_dim) == (300, "max", 64)
+
+
+def test_precedence_defaults_then_file_then_command_line(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("node:\n  default: {lr: 0.01, epochs: 7, hidden: 16}\n  toy: {epochs: 9, train_frac: 0.6}\n")
+    cfg = TR.resolve_config("MLP", "node", "toy", f, ["epochs=11", "weight_decay=5e-4"])
+    t = cfg.trainer
+    assert (t.lr, t.epochs, t.hidden, t.weight_decay, t.dropout) == (0.01, 11, 16, 5e-4, 0.5)
+    assert cfg.task.train_frac == 0.6 and cfg.task.val_frac == 0.25
+    assert cfg.sources["trainer.epochs"] == "--set" and cfg.sources["trainer.lr"] == "c.yaml [node.default]"
+    assert cfg.sources["task.train_frac"] == "c.yaml [node.toy]" and "trainer.dropout" not in cfg.sources
+    assert TR.resolve_config("MLP", "node", "TOY", f).trainer.epochs == 9  # dataset names are case-insensitive
+    assert TR.resolve_config("MLP", "node", "other", f).trainer.epochs == 7
+    assert TR.resolve_config("MLP", "node", "other").trainer.epochs == 100  # no config file for MLP: defaults
+
+
+def test_unknown_key_names_the_key_and_the_valid_ones(tmp_path):
+    with pytest.raises(TR.ConfigError, match=r"unknown key 'lrate'.*valid keys: trainer: .*\blr\b"):
+        TR.resolve_config("HGNN", "node", "cora", overrides=["lrate=0.1"])
+    with pytest.raises(TR.ConfigError, match="model: symmetric"):
+        TR.resolve_config("HGNN", "node", "cora", overrides=["heads=2"])
+    f = tmp_path / "c.yaml"
+    f.write_text("graph:\n  rhg-3: {pooling: max}\n")  # a typo in a section not used by this run
+    with pytest.raises(TR.ConfigError, match=r"\[graph.rhg-3\]: unknown key 'pooling'"):
+        TR.resolve_config("HGNN", "node", "cora", f)
+    f.write_text("edge:\n  default: {}\n")
+    with pytest.raises(TR.ConfigError, match="unknown task section 'edge'"):
+        TR.resolve_config("HGNN", "node", "cora", f)
+    with pytest.raises(TR.ConfigError, match="does not exist"):
+        TR.resolve_config("HGNN", "node", "cora", tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("item,pattern", [
+    ("lr=abc", r"lr: expected float, got 'abc'"),
+    ("epochs=1.5", r"epochs: expected int"),
+    ("epochs=0", r"epochs must be >= 1"),
+    ("dropout=1.5", r"dropout must be in \[0, 1\)"),
+    ("select=sometimes", r"select: expected one of auto, last, best_val"),
+    ("symmetric=maybe", r"symmetric: expected bool"),
+    ("train_frac=0.9", r"train_frac \+ val_frac < 1"),
+    ("lr", r"--set expects key=value"),
+])
+def test_bad_values_are_errors(item, pattern):
+    with pytest.raises(TR.ConfigError, match=pattern):
+        TR.resolve_config("HGNN", "node", "cora", overrides=[item])
+
+
+def test_model_kwargs_checked_against_the_constructor_signature(fake_registry):
+    assert TR.model_kwarg_types(FakeModel) == {"heads": int, "mode": str, "lr": float, "flag": bool}
+    with pytest.raises(TR.ConfigError, match=r"'lr' is ambiguous; write one of trainer.lr, model.lr"):
+        TR.resolve_config("Fake", "node", "x", overrides=["lr=0.1"])
+    cfg = TR.resolve_config("Fake", "node", "x", overrides=["heads=4", "flag=true", "model.lr=0.5", "trainer.lr=0.1"])
+    assert cfg.model == {"heads": 4, "flag": True, "lr": 0.5} and cfg.trainer.lr == 0.1
+    with pytest.raises(TR.ConfigError, match="heads: expected int, got 'x'"):
+        TR.resolve_config("Fake", "node", "x", overrides=["heads=x"])
+    with pytest.raises(TR.ConfigError, match="model Fake: heads must be >= 1"):
+        TR.resolve_config("Fake", "node", "x", overrides=["heads=0"])
+
+
+def test_unknown_model_task_dataset_list_the_choices():
+    with pytest.raises(TR.ConfigError, match=r"unknown model 'HGNNN'; valid models: .*HGNN"):
+        TR.resolve_config("HGNNN", "node", "cora")
+    with pytest.raises(TR.ConfigError, match="unknown task 'nodes'; valid tasks: graph, hyperedge, node"):
+        TR.resolve_config("HGNN", "nodes", "cora")
+    with pytest.raises(TR.ConfigError, match=r"unknown dataset 'coraa'; valid datasets: .*cora-ca"):
+        TR.load_dataset("coraa", None)
+
+
+def test_cli_errors_exit_non_zero(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out),
+                    "--set", "lr=abc"]) == 2
+    assert "error: --set: lr: expected float" in capsys.readouterr().err
+    assert not out.exists()
+    assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out), "--runs", "0"]) == 2
+    proc = subprocess.run([sys.executable, "-m", "models.train", "--model", "Nope", "--dataset", "cora", "--task",
+                           "node", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "unknown model 'Nope'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------------------------- end to end
+
+def _check_summary(out, summary, model, task, metric, runs):
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert on_disk == json.loads(json.dumps(summary))
+    assert (on_disk["model"], on_disk["task"], on_disk["metric"]) == (model, task, metric)
+    values = [r["metrics"]["test"][metric] for r in on_disk["runs"]]
+    assert len(values) == runs and [r["seed"] for r in on_disk["runs"]] == list(range(runs))
+    assert on_disk["mean"] == pytest.approx(np.mean(values)) and on_disk["std"] == pytest.approx(np.std(values))
+    assert all(0 <= v <= 100 for v in values)
+    r = on_disk["runs"][0]
+    assert r["peak_memory_mib"] > 0 and "resident set size" in r["memory_method"]
+    assert r["epoch_time_s"]["median"] > 0 and 0 < r["time_to_best_val_s"] <= r["total_time_s"]
+    assert on_disk["config"]["trainer"]["epochs"] == r["epochs_run"]
+    assert sorted(p.name for p in (out / "runs").iterdir()) == [f"run_{i}.json" for i in range(runs)]
+    assert json.loads((out / "runs" / "run_0.json").read_text()) == r
+    assert not (out / "checkpoints").exists() and not list(out.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("task,data,metric,extra", [
+    ("node", planted, "accuracy", []),
+    ("hyperedge", lambda: planted(m=80), "auroc", ["batch_size=16"]),
+    ("graph", graph_set, "accuracy", ["batch_size=8", "graph_pooling=max"]),
+])
+def test_end_to_end_each_task_writes_summary(tmp_path, task, data, metric, extra):
+    out = tmp_path / task
+    summary = TR.run_experiment("HGNN", "synthetic", task, out=out, runs=2, data=data(), progress=False,
+                                overrides=["epochs=4", "hidden=8", "eval_every=1", *extra])
+    _check_summary(out, summary, "HGNN", task, metric, 2)
+    if task == "hyperedge":
+        assert set(summary["test_metrics"]) >= {"auroc", "ap", "auroc_sized", "auroc_motif", "auroc_clique"}
+    if task == "graph":
+        assert set(summary["test_metrics"]) == {"accuracy", "macro_f1"}
+
+
+def test_task_and_dataset_kinds_must_match(tmp_path):
+    with pytest.raises(TR.ConfigError, match="task 'graph' needs a collection of hypergraphs"):
+        TR.run_experiment("MLP", "planted", "graph", out=tmp_path, runs=1, data=planted(), progress=False)
+
+
+@needs_data
+@pytest.mark.parametrize("task,dataset,metric", [("node", "cora", "accuracy"), ("hyperedge", "cora-ca", "auroc"),
+                                                 ("graph", "twitter-friend", "accuracy")])
+def test_cli_on_real_data(tmp_path, capsys, task, dataset, metric):
+    out = tmp_path / "o"
+    argv = ["--model", "HGNN", "--dataset", dataset, "--task", task, "--runs", "1", "--out", str(out),
+            "--raw-root", RAW, "--set", "epochs=1", "--no-progress"]
+    assert TR.main(argv) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    summary = json.loads((out / "summary.json").read_text())
+    assert line == f"HGNN {dataset} {task}: test {metric} {summary['mean']:.2f} ± {summary['std']:.2f} (1 runs)"
+    _check_summary(out, summary, "HGNN", task, metric, 1)
+
+
+# ----------------------------------------------------------------------------------------------- resume
+
+def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
+    data = planted(seed=4)
+    kw = dict(runs=2, data=data, progress=False,
+              overrides=["epochs=7", "hidden=8", "checkpoint_every=2", "select=best_val", "dropout=0.3"])
+    full = TR.run_experiment("HGNN", "planted", "node", out=tmp_path / "full", **kw)
+
+    real_save = TR._save_checkpoint
+
+    def save_then_die(accelerator, ckpt, state):
+        real_save(accelerator, ckpt, state)
+        if ckpt.name == "run_1" and state.epoch == 4:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "cut"
+    monkeypatch.setattr(TR, "_save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        TR.run_experiment("HGNN", "planted", "node", out=out, **kw)
+    monkeypatch.setattr(TR, "_save_checkpoint", real_save)
+    assert (out / "runs" / "run_0.json").exists() and not (out / "runs" / "run_1.json").exists()
+    assert json.loads((out / "checkpoints" / "run_1" / "loop_state.json").read_text())["epoch"] == 4
+    with pytest.raises(TR.ConfigError, match="already holds results; pass --resume"):
+        TR.run_experiment("HGNN", "planted", "node", out=out, **kw)
+    with pytest.raises(TR.ConfigError, match=r"configuration differs .*trainer.epochs: saved 7, now 8"):
+        TR.run_experiment("HGNN", "planted", "node", out=out, resume=True,
+                          **{**kw, "overrides": kw["overrides"] + ["epochs=8"]})
+
+    resumed = TR.run_experiment("HGNN", "planted", "node", out=out, resume=True, **kw)
+    keys = ("metrics", "selected_epoch", "best_val_epoch", "epochs_run", "history")
+    for a, b in zip(full["runs"], resumed["runs"]):
+        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    assert (resumed["mean"], resumed["std"]) == (full["mean"], full["std"])
+    assert not (out / "checkpoints").exists()
+
+
+@pytest.mark.slow
+@needs_data
+def test_accelerate_launch_runs_the_same_module(tmp_path):
+    accelerate = Path(sys.executable).with_name("accelerate")
+    out = tmp_path / "o"
+    cmd = [str(accelerate), "launch", "--cpu", "--num_processes", "1", "--num_machines", "1", "--mixed_precision",
+           "no", "--dynamo_backend", "no", "-m", "models.train", "--model", "HGNN", "--dataset", "cora", "--task",
+           "node", "--runs", "1", "--out", str(out), "--raw-root", RAW, "--set", "epochs=3", "--no-progress"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "HGNN cora node: test accuracy" in proc.stdout
+    assert json.loads((out / "summary.json").read_text())["environment"]["num_processes"] == 1

@@ -170,6 +170,15 @@ def test_hf_image_bytes_same_as_pil(hf_adapter):
     assert as_bytes == hf_adapter.generate([SAMPLES[0]])
 
 
+def test_hf_dtype_option(tiny_vlm):
+    import torch
+
+    adapter = make_adapter(f"hf:{tiny_vlm}", max_new_tokens=3, device="cpu", dtype="bfloat16")
+    assert adapter.model.dtype == torch.bfloat16  # the option reaches from_pretrained; generation runs in it
+    out = adapter.generate(SAMPLES[:2])
+    assert len(out) == 2 and all(isinstance(text, str) for text in out)
+
+
 def test_hf_info_and_bad_sample(hf_adapter, tiny_vlm):
     info = hf_adapter.info()
     assert info.name == str(tiny_vlm) and info.type == "open"

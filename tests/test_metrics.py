@@ -51,6 +51,16 @@ def test_loads_from_folder(name):
     assert set(metric.info.features) >= {"references"}
 
 
+def test_metric_path_lists_every_folder():
+    import evaluators
+
+    folders = sorted(p.parent.name for p in (ROOT / "evaluators").glob("*/*.py") if p.stem == p.parent.name)
+    assert sorted(evaluators.METRIC_NAMES) == folders == sorted(NAMES)
+    assert evaluators.metric_path("hypergvl_accuracy") == str(ROOT / "evaluators" / "hypergvl_accuracy")
+    with pytest.raises(ValueError, match="choose one of hypergvl_accuracy, hypergraph_fairness"):
+        evaluators.metric_path("accuracy")
+
+
 def _card_doctest(text: str) -> str:
     """The ```python blocks of a metric card that hold doctest prompts, as one doctest text."""
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

@@ -107,7 +107,7 @@ def test_unpickler_refuses_os_system_and_runs_nothing(tmp_path):
     pickle.loads(payload)  # the stock unpickler runs the command: the payload is live
     assert marker.exists()
     marker.unlink()
-    with pytest.raises(pickle.UnpicklingError, match=r"refused to unpickle global '(posix|os|nt)\.system'"):
+    with pytest.raises(pickle.UnpicklingError, match=r"refused to unpickle global '?(posix|os|nt)\.system"):
         safe_pickle.loads(payload)
     assert not marker.exists()
     # through a loader: the error names the file and nothing runs

@@ -77,13 +77,13 @@ def _no_features(num_nodes: int) -> torch.Tensor:
 
 
 def load_pickle_triple(reader: RawReader, folder: str, *, features: bool, name: str,
-                       features_folder: str | None = None, sensitive_column: int | None = None) -> HypergraphData:
+                       sensitive_column: int | None = None) -> HypergraphData:
     """The HyperGCN pickle layout (also HyperUFG's and HyperGCL's). ``N`` is the number of labels.
 
     Hyperedges keep the dict's order (AllSet ``load_citation_dataset``). With ``sensitive_column`` the
     feature column is also returned as the binary ``sensitive`` attribute and stays in ``x``
-    (DHG-Bench ``self.sens = dataset.data.x[:, sens_idx]``). ``features_folder`` reads the features of
-    another folder (Cora-CA shares Cora's).
+    (DHG-Bench ``self.sens = dataset.data.x[:, sens_idx]``); the feature file is then read even for a
+    structure-only load.
     """
     labels = _labels(read_pickle(reader, f"{folder}/labels.pickle"), reader.location(f"{folder}/labels.pickle"))
     n = labels.size
@@ -95,7 +95,7 @@ def load_pickle_triple(reader: RawReader, folder: str, *, features: bool, name: 
     _check_nodes(index, n, reader.location(f"{folder}/hypergraph.pickle"))
     x, sensitive = _no_features(n), None
     if features or sensitive_column is not None:
-        rel = f"{features_folder or folder}/features.pickle"
+        rel = f"{folder}/features.pickle"
         x = _features(read_pickle(reader, rel), n, reader.location(rel))
         if sensitive_column is not None:
             column = x[:, sensitive_column]

@@ -151,6 +151,10 @@ def dataset_card(spec: DatasetSpec, obj: HypergraphData | HypergraphGraphDataset
                "one-hot vertex degree over the dataset's degree vocabulary (DHG-Bench protocol)",
         "none": "no features (structure only; the upstream feature file was not available)",
     }[feature_source]
+    stats_note = ('"this build" counts the stored structure, without the singleton hyperedges DHG-Bench adds for '
+                  "node classification." if node_level else
+                  '"this build" averages are computed as the paper\'s: a repeated hyperedge counted once (the rows '
+                  "keep repeats, as DHG-Bench trains on them).")
     tag_lines = "\n".join(f"- {t.replace('_', '-')}" for t in spec.tasks)
     return f"""---
 license: {spec.license}
@@ -180,8 +184,7 @@ Used in DHG-Bench for: {', '.join(t.replace('_', ' ') for t in spec.tasks)}.
 
 {chr(10).join(table)}
 
-"this build" counts the stored structure, without the singleton hyperedges DHG-Bench adds for node
-classification{'' if node_level else '; averages are computed as the paper does (a repeated hyperedge counted once; the rows keep repeats, as DHG-Bench trains on them)'}. Features in this build: {features_text}. Build options: `{json.dumps(options, sort_keys=True)}`.
+{stats_note} Features in this build: {features_text}. Build options: `{json.dumps(options, sort_keys=True)}`.
 
 ## Layout
 
@@ -201,8 +204,8 @@ import models.datasets   # HyperGVL suite: DHG-Bench processing (singleton hyper
 data = models.datasets.load("{spec.name}", hub_dir="<this repository>")
 ```
 
-DHG-Bench protocol: node classification adds a singleton hyperedge for every node and uses random 50/25/25
-splits per seed; hyperedge prediction splits hyperedges 60/20/20; hypergraph classification splits 80/10/10.
+DHG-Bench protocol: node classification adds a singleton hyperedge for every node not already alone in one
+and uses random 50/25/25 splits per seed; hyperedge prediction splits hyperedges 60/20/20; hypergraph classification splits 80/10/10.
 
 ## Source
 

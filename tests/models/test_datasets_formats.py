@@ -14,7 +14,6 @@ import torch
 
 import models.datasets as md
 from models.datasets import safe_pickle
-from models.datasets.sources import RawReader, RawSource
 
 
 def _write(root: Path, relpath: str, data: bytes | str) -> Path:

@@ -182,7 +182,9 @@ class Propagation:
         if float((inc.deg_e ** 2).sum()) <= 4 * max(inc.nnz, 1):
             hl = _coo(torch.stack([v, e]), left[v] * mid[e], (n, m))
             hr = _coo(torch.stack([e, v]), right[v], (m, n))
-            prod = torch.sparse.mm(hl.coalesce(), hr.coalesce()).coalesce()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+                prod = torch.sparse.mm(hl.coalesce(), hr.coalesce()).coalesce()
             row, col, val = prod.indices()[0], prod.indices()[1], prod.values()
             if diagonal is not None:
                 ids = torch.arange(n, device=v.device)
@@ -256,7 +258,9 @@ class Incidence:
         def build() -> tuple[Tensor, Tensor, Tensor]:
             ones = torch.ones(self.nnz, dtype=self.dtype, device=self.node.device)
             h = _coo(torch.stack([self.node, self.edge]), ones, (self.num_nodes, self.num_edges)).coalesce()
-            a = torch.sparse.mm(h, h.t().coalesce()).coalesce()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                a = torch.sparse.mm(h, h.t().coalesce()).coalesce()
             row, col = a.indices()
             keep = row != col
             return row[keep], col[keep], a.values()[keep]

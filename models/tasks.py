@@ -423,15 +423,15 @@ class GraphTaskConfig:
     batch_size: int = 256
     embed_dim: Optional[int] = None
     graph_pooling: str = "mean"
-    classifier_layers: int = 1
-    classifier_hidden: int = 128
-    classifier_dropout: float = 0.2
+    readout_layers: int = 1  # 1: a linear classifier on the pooled embedding
+    readout_hidden: int = 128
+    readout_dropout: float = 0.2
 
     def __post_init__(self) -> None:
         _check_fractions(self.train_frac, self.val_frac)
         _check_positive(batch_size=self.batch_size, embed_dim=self.embed_dim,
-                        classifier_layers=self.classifier_layers, classifier_hidden=self.classifier_hidden)
-        _check_dropout("classifier_dropout", self.classifier_dropout)
+                        readout_layers=self.readout_layers, readout_hidden=self.readout_hidden)
+        _check_dropout("readout_dropout", self.readout_dropout)
         _check_choice("graph_pooling", self.graph_pooling, ("mean", "max"))
 
 
@@ -680,8 +680,8 @@ class HypergraphClassification(Task):
 
     def build_head(self) -> nn.Module:
         c = self.cfg
-        return GraphReadout(self.out_channels, self.num_classes, c.graph_pooling, c.classifier_layers,
-                            c.classifier_hidden, c.classifier_dropout)
+        return GraphReadout(self.out_channels, self.num_classes, c.graph_pooling, c.readout_layers,
+                            c.readout_hidden, c.readout_dropout)
 
     def collate(self, ids: Sequence[int]) -> dict[str, Any]:
         """Block-diagonal batch of the graphs ``ids``."""

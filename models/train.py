@@ -536,10 +536,13 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         seed = run
         torch.manual_seed(seed)
         t = task_cls(data, cfg.task, seed, hidden=cfg.trainer.hidden, device=accelerator.device)
+        model_kwargs = dict(cfg.model)
+        if "seed" in model_kwarg_types(model_class(model)) and "model.seed" not in cfg.sources:
+            model_kwargs["seed"] = seed  # a model's own randomness follows the run unless the config fixes it
         torch.manual_seed(seed)
         encoder = model_class(model)(in_channels=t.in_channels, hidden_channels=cfg.trainer.hidden,
                                      out_channels=t.out_channels, num_layers=cfg.trainer.num_layers,
-                                     dropout=cfg.trainer.dropout, **cfg.model)
+                                     dropout=cfg.trainer.dropout, **model_kwargs)
         module = TaskModule(encoder, t.build_head()).to(accelerator.device)
         ckpt = out / "checkpoints" / f"run_{run}"
         record = train_one_run(t, module, accelerator, cfg.trainer, seed, ckpt,

@@ -269,3 +269,32 @@ def test_accelerate_launch_runs_the_same_module(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "HGNN cora node: test accuracy" in proc.stdout
     assert json.loads((out / "summary.json").read_text())["environment"]["num_processes"] == 1
+
+
+# ----------------------------------------------------------------------------------------------- shipped configs
+
+def test_every_shipped_config_section_resolves_and_builds_its_model():
+    import yaml
+
+    files = sorted(TR.CONFIG_DIR.glob("*.yaml"))
+    assert {f.stem for f in files} >= {"HGNN", "MLP", "HCHA", "CEGCN", "CEGAT", "HyperGCN", "HNHN", "UniGCNII",
+                                       "AllSetTransformer", "ED-HNN", "TF-HNN"}
+    for f in files:
+        for task, sections in yaml.safe_load(f.read_text()).items():
+            for dataset in sections:
+                cfg = TR.resolve_config(f.stem, task, dataset)  # builds a tiny model with the resolved arguments
+                assert cfg.trainer.select in ("last", "best_val")
+
+
+def test_reproduction_script_pass_rule_and_transcription():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("repro", ROOT / "benchmarks" / "reproduce_dhgbench.py")
+    repro = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(repro)
+    assert repro.PAPER[("node", "cora")]["accuracy"]["HGNN"] == (77.90, 1.17)
+    assert repro.PAPER[("hyperedge", "cora-ca")]["ap"]["HyperGCN"] == (93.42, 0.89)
+    assert repro.PAPER[("graph", "twitter-friend")]["macro_f1"]["HNHN"] == (39.40, 3.14)
+    assert all(len(repro.PAPER[("graph", d)]["accuracy"]) == 11 for d in repro._GRAPH_SETS)
+    assert repro.within(79.0, (77.90, 1.17)) and not repro.within(80.3, (77.90, 1.17))  # 2 std = 2.34
+    assert repro.within(52.0, (50.54, 0.23)) and not repro.within(52.1, (50.54, 0.23))  # floor of 1.5 points

@@ -1,0 +1,139 @@
+"""Render the 5 visual representations (HyperGVL D.1) on a realistic mix; print images/s per core and KiB per image.
+
+The mix: seeded random connected hypergraphs with 5-20 vertices and 0.2|V|..1.5|V| hyperedges of orders 1-5
+(raised to the fewest hyperedges that can connect |V| vertices with orders <= 5), generated here.
+Reference in the same run, on the same hypergraphs: the naive way, ``networkx.draw`` of the star expansion on a
+pyplot figure of the same size and ``savefig`` to PNG. Rates are images per CPU-second of this one process
+(``time.process_time``), so other load on the machine matters less; wall-clock rates are printed too. The
+breakdown splits our time into layout (networkx/SciPy), drawing (building artists + Agg rasterisation, layout
+excluded) and encoding (quantise + PNG).
+
+    .venv/bin/python benchmarks/render.py [--count 40] [--reference-count 20] [--seed 0]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import networkx as nx  # noqa: E402
+import numpy as np  # noqa: E402
+
+from hypergvl_dataset import render as R  # noqa: E402
+from hypergvl_dataset.hypergraph import Hypergraph  # noqa: E402
+
+
+LAYOUT_OF = {"enc_hy": "kamada_kawai", "cli_exp": "spring"}  # the others place nodes on rows and circles
+
+
+def random_connected(rng: np.random.Generator) -> Hypergraph:
+    """5-20 vertices; hyperedges of orders 1-5; a spanning chain of hyperedges first, then random ones."""
+    n = int(rng.integers(5, 21))
+    lo, hi = math.ceil(0.2 * n), math.floor(1.5 * n)
+    m = max(int(rng.integers(lo, hi + 1)), math.ceil((n - 1) / 4))  # each spanning edge adds <= 4 new vertices
+    order = [int(v) for v in rng.permutation(n)]
+    edges, pos = [], 1
+    while pos < n:  # every spanning hyperedge: one covered vertex + new ones, leaving room to finish within m
+        left = m - len(edges)
+        k_new = min(n - pos, max(math.ceil((n - pos) / left), int(rng.integers(1, 5))))
+        anchor = order[int(rng.integers(pos))]
+        edges.append(sorted([anchor] + order[pos:pos + k_new]))
+        pos += k_new
+    while len(edges) < m:
+        k = int(rng.integers(1, 6))
+        edges.append(sorted(int(v) for v in rng.choice(n, size=k, replace=False)))
+    return Hypergraph(n, [edges[i] for i in rng.permutation(len(edges))])
+
+
+def naive_reference(h: Hypergraph) -> bytes:
+    """What one writes first: pyplot figure, spring layout of the star expansion, nx.draw, savefig."""
+    fig = plt.figure(figsize=(R.WIDTH / R.DPI, R.HEIGHT / R.DPI), dpi=R.DPI)
+    g = h.star_expansion()
+    pos = nx.spring_layout(g, seed=0)
+    labels = {node: f"{node[0]}{node[1]}" for node in g}
+    colours = ["black" if node[0] == "v" else R.hyperedge_colour(node[1]) for node in g]
+    nx.draw(g, pos, ax=fig.gca(), labels=labels, node_color=colours, font_color="white", node_size=500)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=R.DPI)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def timed(fn, items) -> tuple[float, float, list[int]]:
+    """CPU seconds, wall seconds and output sizes of ``fn`` over ``items``."""
+    sizes = []
+    c0, w0 = time.process_time(), time.perf_counter()
+    for item in items:
+        sizes.append(len(fn(item)))
+    return time.process_time() - c0, time.perf_counter() - w0, sizes
+
+
+def clear_layout_caches() -> None:
+    R._layout.cache_clear()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--count", type=int, default=40, help="hypergraphs in the mix (each drawn 5 ways)")
+    p.add_argument("--reference-count", type=int, default=20, help="hypergraphs drawn by the naive reference")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    if args.count < 1 or args.reference_count < 1:
+        p.error("--count and --reference-count must be >= 1")
+    rng = np.random.default_rng(args.seed)
+    mix = [random_connected(rng) for _ in range(args.count)]
+    print(f"mix: {len(mix)} hypergraphs, vertices {min(h.num_vertices for h in mix)}-"
+          f"{max(h.num_vertices for h in mix)} (mean {np.mean([h.num_vertices for h in mix]):.1f}), hyperedges "
+          f"mean {np.mean([h.num_hyperedges for h in mix]):.1f}, max {max(h.num_hyperedges for h in mix)}")
+    R.render("enc_hy", mix[0])  # warm-up: fonts, first figure
+    naive_reference(mix[0])
+
+    ref_cpu, ref_wall, ref_sizes = timed(naive_reference, mix[: args.reference_count])
+    ref_rate, ref_kib = len(ref_sizes) / ref_cpu, np.mean(ref_sizes) / 1024
+    print(f"\nnaive reference (nx.draw star expansion + savefig): {ref_rate:.2f} img/s per core "
+          f"(wall {len(ref_sizes) / ref_wall:.2f}), {ref_kib:.0f} KiB/img")
+
+    print(f"\n{'repr':8} {'img/s/core':>10} {'wall img/s':>10} {'KiB mean':>9} {'KiB max':>8} {'x ref':>6}   "
+          f"ms/img: layout  draw  encode")
+    all_cpu, all_n, all_sizes = 0.0, 0, []
+    for name, renderer in R.RENDERERS.items():
+        clear_layout_caches()
+        cpu, wall, sizes = timed(renderer, mix)
+        all_cpu, all_n, all_sizes = all_cpu + cpu, all_n + len(sizes), all_sizes + sizes
+        # breakdown (CPU ms per image): layouts cold, then drawing with layouts cached, then encoding
+        clear_layout_caches()
+        c0 = time.process_time()
+        for h in mix:
+            if name in LAYOUT_OF:
+                R._layout(h, LAYOUT_OF[name])
+        t_layout = (time.process_time() - c0) / len(mix)
+        c0 = time.process_time()
+        images = [R._draw_rgb(renderer.draw, h, None) for h in mix]
+        t_draw = (time.process_time() - c0) / len(mix)
+        c0 = time.process_time()
+        for img in images:
+            R._encode_png(img)
+        t_encode = (time.process_time() - c0) / len(mix)
+        rate = len(sizes) / cpu
+        print(f"{name:8} {rate:10.1f} {len(sizes) / wall:10.1f} {np.mean(sizes) / 1024:9.1f} "
+              f"{max(sizes) / 1024:8.1f} {rate / ref_rate:6.1f}   {1000 * t_layout:13.1f} {1000 * t_draw:5.1f} "
+              f"{1000 * t_encode:7.1f}")
+    rate = all_n / all_cpu
+    print(f"{'all':8} {rate:10.1f} {'':10} {np.mean(all_sizes) / 1024:9.1f} {max(all_sizes) / 1024:8.1f} "
+          f"{rate / ref_rate:6.1f}")
+    ism = [(h, h.relabel(list(rng.permutation(h.num_vertices)))) for h in mix[:10]]
+    cpu, _, sizes = timed(lambda pair: R.render("enc_hy", *pair), ism)
+    print(f"\nISM side by side (enc_hy, {len(ism)} pairs): {len(sizes) / cpu:.1f} img/s per core, "
+          f"{np.mean(sizes) / 1024:.1f} KiB/img")
+    print(f"\nall five representations: {rate / ref_rate:.1f}x the naive reference's images/s per core, "
+          f"{np.mean(all_sizes) / 1024:.1f} vs {ref_kib:.0f} KiB per image ({ref_kib / (np.mean(all_sizes) / 1024):.1f}x"
+          f" smaller)")
+
+
+if __name__ == "__main__":
+    main()

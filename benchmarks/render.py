@@ -130,9 +130,9 @@ def main() -> None:
     cpu, _, sizes = timed(lambda pair: R.render("enc_hy", *pair), ism)
     print(f"\nISM side by side (enc_hy, {len(ism)} pairs): {len(sizes) / cpu:.1f} img/s per core, "
           f"{np.mean(sizes) / 1024:.1f} KiB/img")
+    kib = np.mean(all_sizes) / 1024
     print(f"\nall five representations: {rate / ref_rate:.1f}x the naive reference's images/s per core, "
-          f"{np.mean(all_sizes) / 1024:.1f} vs {ref_kib:.0f} KiB per image ({ref_kib / (np.mean(all_sizes) / 1024):.1f}x"
-          f" smaller)")
+          f"{kib:.1f} vs {ref_kib:.0f} KiB per image ({ref_kib / kib:.1f}x smaller)")
 
 
 if __name__ == "__main__":

@@ -25,18 +25,23 @@ Where the paper is loose, fixed here:
 - St-Inc ("vertices positioned on an outer circle and hyperedge nodes placed at the center"): each hyperedge node
   sits inside the circle, pulled from the centre towards the centroid of its members so every star is short,
   and hyperedge nodes are pushed apart until they do not overlap.
-- Enc-Hy: Kamada-Kawai on the clique expansion, one connected component at a time (networkx would put
-  unconnected parts 10^6 apart), the components packed into the picture. Every hyperedge is an enclosure: the
+- Layouts (Enc-Hy: Kamada-Kawai, Cli-Exp: spring) run on the clique expansion one connected component at a
+  time (networkx would put unconnected parts 10^6 apart, or at the edges), the components packed into the
+  picture; a connected hypergraph gets the paper's layout, up to rotation and scale. The Kamada-Kawai energy is
+  minimised by stress majorisation (:func:`kamada_kawai`), 30x faster than networkx's optimiser here.
+- Enc-Hy: every hyperedge is an enclosure: the
   SciPy convex hull of its members padded by a disc (a rounded hull), so an order-2 hyperedge is a capsule and an
   order-1 hyperedge a ring around its vertex; at a shared vertex larger hyperedges get larger padding, so the
   outlines there stay apart. Every region carries its white ``e<i>`` label box, moved off vertices and other
   labels when the centroid is taken.
+- Cli-Exp: an order-1 hyperedge has no vertex pair, so it is drawn as a labelled self-loop on its vertex.
 - Vertices are black discs with white ``v<i>`` labels in every representation; hyperedge ``e<i>`` has the same
   colour in every representation.
 
 Everything is drawn in pixel coordinates as a handful of matplotlib collections on one reused Agg figure per
-thread (labels are glyph outlines merged into one path per colour), then quantised to a palette PNG. The same
-input gives byte-identical output.
+thread (labels are glyph outlines merged into one path per colour; no pyplot, no Text artists), then quantised
+to a palette PNG without metadata text. The same input gives byte-identical output, whatever the caller's
+rcParams. ``benchmarks/render.py`` measures the speed and size against plain ``networkx.draw`` + ``savefig``.
 
 >>> from hypergvl_dataset.hypergraph import Hypergraph
 >>> png = render("enc_hy", Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]]))
@@ -47,6 +52,7 @@ from __future__ import annotations
 
 import io
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -83,8 +89,9 @@ HYPEREDGE_COLOURS = (
     "#b5cf6b", "#e7ba52", "#ad494a", "#a55194",
 )
 # Matplotlib settings that reach the Agg drawing, fixed so a caller's rcParams cannot change the picture.
-_RC = {"lines.antialiased": True, "patch.antialiased": True, "path.simplify": False, "path.sketch": None,
-       "agg.path.chunksize": 0, "hatch.linewidth": 1.0}
+_RC = {"lines.antialiased": True, "patch.antialiased": True, "patch.force_edgecolor": False, "path.simplify": False,
+       "path.sketch": None, "agg.path.chunksize": 0, **{key: matplotlib.rcParamsDefault[key] for key in
+                                                       ("text.hinting_factor", "text.kerning_factor")}}
 _FONTS = {False: FontProperties(family="DejaVu Sans", size=10), True: FontProperties(family="DejaVu Sans",
                                                                                        weight="bold", size=10)}
 VERTEX_FACE, VERTEX_TEXT = "black", "white"
@@ -213,45 +220,39 @@ class Panel:
 
 
 def _place_labels(candidates: Sequence[np.ndarray], sizes, discs: np.ndarray, radius: float, bounds,
-                  preferred: Sequence[np.ndarray] | None = None, chunk: int = 25) -> np.ndarray:
+                  preferred: Sequence[np.ndarray] | None = None) -> np.ndarray:
     """Greedy label placement. Label ``i`` (a ``sizes[i]`` = (w, h) box) goes to the first of its
     ``candidates[i]`` (centres, best first) that lies inside ``bounds`` = (w, h) and overlaps no vertex disc
     (``discs``, ``radius``) and no label placed before, taking one with ``preferred[i]`` True if there is one;
-    else to the least overlapping one.
-    Candidates are scored ``chunk`` at a time, stopping at the first acceptable one."""
+    else to the least overlapping one."""
+    counts = [len(c) for c in candidates]
+    if not counts:
+        return np.empty((0, 2))
+    cand = np.concatenate(candidates)
+    half = np.repeat(np.asarray(sizes, dtype=float).reshape(-1, 2) / 2, counts, axis=0)
     discs = np.asarray(discs, dtype=float).reshape(-1, 2)
-    placed = np.empty((0, 4))
-    out = np.empty((len(candidates), 2))
-    for i, (cand, (w, h)) in enumerate(zip(candidates, sizes)):
-        hw, hh = w / 2, h / 2
-        pref = np.ones(len(cand), dtype=bool) if preferred is None else preferred[i]
-        best = best_free = None
-        for start in range(0, len(cand), chunk):
-            c = cand[start:start + chunk]
-            dx = np.maximum(np.abs(c[:, None, 0] - discs[None, :, 0]) - hw, 0)
-            dy = np.maximum(np.abs(c[:, None, 1] - discs[None, :, 1]) - hh, 0)
-            cost = np.maximum(radius + 3 - np.sqrt(dx ** 2 + dy ** 2), 0).sum(axis=1)
-            half_box = np.array([hw + 3, hh + 3])
-            cost += 1e3 * (np.maximum(half_box - c, 0) + np.maximum(c + half_box - bounds, 0)).sum(axis=1)
-            if len(placed):
-                ox = np.minimum(c[:, None, 0] + hw, placed[None, :, 2]) - np.maximum(c[:, None, 0] - hw,
-                                                                                      placed[None, :, 0])
-                oy = np.minimum(c[:, None, 1] + hh, placed[None, :, 3]) - np.maximum(c[:, None, 1] - hh,
-                                                                                      placed[None, :, 1])
-                cost = cost + (np.maximum(ox + 3, 0) * np.maximum(oy + 3, 0)).sum(axis=1)
-            free = cost <= 0
-            good = free & pref[start:start + chunk]
-            if good.any():
-                best_free = start + int(np.argmax(good))
-                break
-            if best_free is None and free.any():
-                best_free = start + int(np.argmax(free))
-            j = int(np.argmin(cost))
-            if best is None or cost[j] < best[0]:
-                best = (cost[j], start + j)
-        j = best_free if best_free is not None else best[1]
-        out[i] = cand[j]
-        placed = np.vstack([placed, [cand[j, 0] - hw, cand[j, 1] - hh, cand[j, 0] + hw, cand[j, 1] + hh]])
+    # costs that do not depend on the order of placement, for every candidate at once
+    dx = np.maximum(np.abs(cand[:, None, 0] - discs[None, :, 0]) - half[:, None, 0], 0)
+    dy = np.maximum(np.abs(cand[:, None, 1] - discs[None, :, 1]) - half[:, None, 1], 0)
+    fixed = np.maximum(radius + 3 - np.sqrt(dx ** 2 + dy ** 2), 0).sum(axis=1)
+    fixed += 1e3 * (np.maximum(half + 3 - cand, 0) + np.maximum(cand + half + 3 - bounds, 0)).sum(axis=1)
+    lo, hi = cand - half, cand + half
+    placed = np.empty((len(counts), 4))
+    out = np.empty((len(counts), 2))
+    start = 0
+    for i, count in enumerate(counts):
+        sl = slice(start, start + count)
+        start += count
+        cost = fixed[sl]
+        if i:
+            ox = np.minimum(hi[sl, None, 0], placed[None, :i, 2]) - np.maximum(lo[sl, None, 0], placed[None, :i, 0])
+            oy = np.minimum(hi[sl, None, 1], placed[None, :i, 3]) - np.maximum(lo[sl, None, 1], placed[None, :i, 1])
+            cost = cost + (np.maximum(ox + 3, 0) * np.maximum(oy + 3, 0)).sum(axis=1)
+        free = cost <= 0
+        good = free & preferred[i] if preferred is not None else free
+        j = int(np.argmax(good)) if good.any() else int(np.argmax(free)) if free.any() else int(np.argmin(cost))
+        out[i] = cand[sl][j]
+        placed[i] = [*lo[sl][j], *hi[sl][j]]
     return out
 
 
@@ -500,6 +501,18 @@ def render(name: str, h: Hypergraph, h2: Hypergraph | None = None) -> bytes:
 _LOCAL = threading.local()
 
 
+@contextmanager
+def _fixed_rc():
+    """Set the few rcParams the drawing reads to fixed values, and restore them after (``rc_context`` copies
+    all of them, which costs more than a tenth of a picture)."""
+    saved = {key: matplotlib.rcParams[key] for key in _RC}
+    try:
+        matplotlib.rcParams.update(_RC)
+        yield
+    finally:
+        matplotlib.rcParams.update(saved)
+
+
 def _canvas() -> FigureCanvasAgg:
     """One figure per thread, cleared before each picture (creating a Figure costs more than drawing)."""
     if not hasattr(_LOCAL, "canvas"):
@@ -517,7 +530,7 @@ def _draw_rgb(draw: DrawFn, h: Hypergraph, h2: Hypergraph | None) -> Image.Image
     fig = canvas.figure
     fig.clf()
     fig.patch.set_facecolor("white")
-    with matplotlib.rc_context(_RC):
+    with _fixed_rc():
         if h2 is None:
             draw(Panel(fig, 0, 0, WIDTH, HEIGHT), h)
         else:  # ISM: H left, G right, titled, a thin divider between
@@ -534,9 +547,10 @@ def _draw_rgb(draw: DrawFn, h: Hypergraph, h2: Hypergraph | None) -> Image.Image
 
 
 def _encode_png(img: Image.Image) -> bytes:
-    """Palette PNG at DPI. The palette: the colours the drawing uses (exact), plus an octree quantisation of a
-    1/16 pixel sample for anti-aliasing and overlaps; every pixel then maps to its nearest palette entry, without
-    dithering. (An octree over all pixels costs 5x more and leaves white a few levels off.)"""
+    """Palette PNG at DPI. The palette: the colours the drawing uses, plus an octree quantisation of a 1/16 pixel
+    sample for anti-aliasing and overlaps; every pixel then maps to a near palette entry (Pillow's mapping works
+    to about 5 bits a channel), without dithering. An octree over all pixels costs 5x more and leaves white a
+    few levels off."""
     sample = img.resize((WIDTH // 4, HEIGHT // 4), Image.Resampling.NEAREST)
     adaptive = sample.quantize(colors=PALETTE_COLOURS - len(_EXACT_COLOURS), method=Image.Quantize.FASTOCTREE,
                                dither=Image.Dither.NONE)
@@ -581,7 +595,7 @@ def draw_enc_hy(panel: Panel, h: Hypergraph) -> None:
     _draw_vertices(panel, xy, r)
     if m:
         labels = [f"e{i}" for i in range(m)]
-        size = 9.5 * s
+        size = (11.0 if m <= 10 else 9.5) * s
         boxes = [np.array(_text_size(t, size)) + 8 for t in labels]
         spiral = _spiral(round(max(4.0, r / 2.5), 1))
         cands = [_polygon_centroid(hulls[i]) + spiral for i in range(m)]  # "at the centroid of the region"

@@ -330,8 +330,8 @@ def clique_negatives(context: Sequence[Hyperedge], num: int, forbidden: set, rng
         he = context[rng.integers(len(context))]
         drop = int(rng.integers(len(he)))
         keep = he[:drop] + he[drop + 1:]
-        common = set(all_nodes)
-        for v in keep:
+        common = set(nbrs.get(keep[0], ())) if keep else set(all_nodes)
+        for v in keep[1:]:
             common &= nbrs.get(v, set())
         if not common:
             continue
@@ -404,6 +404,7 @@ class HyperedgeTaskConfig:
     scorer_dropout: float = 0.2
     edge_pooling: str = "max"
     self_loops: bool = False  # add a singleton hyperedge per node to the encoder's (training) hypergraph
+    negative_context: str = "observed"  # observed: train / train+val / train+val; split: each part's own
 
     def __post_init__(self) -> None:
         _check_fractions(self.train_frac, self.val_frac)
@@ -411,6 +412,7 @@ class HyperedgeTaskConfig:
                         scorer_layers=self.scorer_layers)
         _check_dropout("scorer_dropout", self.scorer_dropout)
         _check_choice("edge_pooling", self.edge_pooling, ("max", "mean", "maxmin"))
+        _check_choice("negative_context", self.negative_context, ("observed", "split"))
 
 
 @dataclass(frozen=True)
@@ -575,7 +577,8 @@ class HyperedgePrediction(Task):
     hyperedges to predict), split 60/20/20 per seed. Negatives, as many as positives in each part, come a third
     each from sized, motif and clique negative sampling; as in the reference's held-out protocol, training
     negatives are drawn in the context of the training hyperedges and validation/test negatives in the context
-    of training+validation hyperedges, and every negative differs from every positive of any part. The encoder's
+    of training+validation hyperedges (``negative_context="split"``: each part's own positives, as the reference's
+    node-inductive split does), and every negative differs from every positive of any part. The encoder's
     hypergraph is the training hyperedges only (plus one singleton per node if ``self_loops``).
     """
 
@@ -592,10 +595,13 @@ class HyperedgePrediction(Task):
         self.positives = {k: [positives[i] for i in v.tolist()] for k, v in split.items()}
         forbidden = set(positives)
         rng = np.random.default_rng([seed, 0x5EED])
-        train_ctx = self.positives["train"]
-        val_ctx = self.positives["train"] + self.positives["val"]
+        if cfg.negative_context == "observed":
+            seen = self.positives["train"] + self.positives["val"]
+            contexts = {"train": self.positives["train"], "val": seen, "test": seen}
+        else:
+            contexts = self.positives
         self.candidates = {}
-        for part, ctx in (("train", train_ctx), ("val", val_ctx), ("test", val_ctx)):
+        for part, ctx in contexts.items():
             pos = self.positives[part]
             neg = mixed_negatives(ctx, len(pos), forbidden, rng)
             self.candidates[part] = _Candidates(

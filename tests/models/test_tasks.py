@@ -304,3 +304,24 @@ def test_node_task_reports_fairness_when_sensitive_is_binary():
     three = T.NodeClassification(planted_hypergraph(k=3).replace(sensitive=data.sensitive), T.NodeTaskConfig(), 0,
                                  hidden=4)  # three classes: the B.5 gaps are defined for binary labels only
     assert "delta_dp" not in three.evaluate(T.TaskModule(MeanEncoder(3, 4, 3), three.build_head()).eval())["test"]
+
+
+@pytest.mark.parametrize("context", ["observed", "split"])
+def test_negative_context_of_each_part(context):
+    data = planted_hypergraph(n=90, m=120, seed=6)
+    task = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(negative_context=context), 0, hidden=4)
+    pos = task.positives
+    allowed = {"train": pos["train"], "val": pos["train"] + pos["val"], "test": pos["train"] + pos["val"]}
+    if context == "split":
+        allowed = pos
+    every = set(pos["train"]) | set(pos["val"]) | set(pos["test"])
+    for part, cands in task.candidates.items():
+        assert (cands.labels == 1).sum() == (cands.labels == 0).sum() == len(pos[part])
+        for he, kind in zip(cands.hyperedges, cands.kinds):
+            if kind == "positive":
+                continue
+            assert he not in every
+            if kind == "clique":  # one node away from a positive of the allowed context
+                assert any(len(h) == len(he) and len(set(h) & set(he)) == len(h) - 1 for h in allowed[part])
+            else:  # sized and motif negatives use nodes of the context's clique expansion
+                assert set(he) <= {v for h in allowed[part] for v in h}

@@ -311,8 +311,9 @@ def _draw_hyperedge_nodes(panel: Panel, xy: np.ndarray, half: float, size_pt: fl
     m = len(xy)
     panel.squares(xy, half, [hyperedge_colour(i) for i in range(m)], zorder=6)
     labels = np.array([f"e{i}" for i in range(m)], dtype=object)
-    if label_below:
-        panel.texts(xy - [0, half + 0.75 * size_pt * PX_PER_PT], labels, size_pt, zorder=7)
+    if label_below:  # on white boxes, as lines to a zigzagged lower row pass by
+        panel.label_boxes(xy - [0, half + 0.75 * size_pt * PX_PER_PT], labels, size_pt, "none", pad_px=2.0,
+                          zorder=7)
         return
     light = np.array([_luminance(hyperedge_colour(i)) > 0.55 for i in range(m)], dtype=bool)
     panel.texts(xy[~light], labels[~light], size_pt, colour="white", zorder=7, bold=True)

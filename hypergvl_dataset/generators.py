@@ -132,6 +132,18 @@ def random_hypergraph(scale: str, rng: np.random.Generator) -> Hypergraph:
     return random_connected(n, int(rng.integers(lo, hi + 1)), rng)
 
 
+def _fill_and_shuffle(n: int, m: int, edges: list, seen: set, rng: np.random.Generator) -> tuple[Hypergraph, dict]:
+    """Add random distinct hyperedges up to ``m``, shuffle their order; returns (hypergraph, old id -> new id)."""
+    while len(edges) < m:
+        e = _random_edge(rng, n, 1, None, seen)
+        if e is None:
+            break
+        edges.append(e)
+        seen.add(e)
+    perm = [int(i) for i in rng.permutation(len(edges))]
+    return Hypergraph(n, [edges[i] for i in perm]), {old: new for new, old in enumerate(perm)}
+
+
 def planted_3cl(scale: str, rng: np.random.Generator) -> tuple[Hypergraph, list[int]]:
     """3-CL: pre-assigned colour classes (all three non-empty); only hyperedges seeing >= 2 colours are kept,
     and no hyperedge has order 1. Returns the hypergraph and the planted colouring."""
@@ -172,15 +184,7 @@ def planted_shc(scale: str, rng: np.random.Generator) -> tuple[Hypergraph, list[
         edges.append(e)
         seen.add(e)
         covered.append(v)
-    while len(edges) < m:
-        e = _random_edge(rng, n, 1, None, seen)
-        if e is None:
-            break
-        edges.append(e)
-        seen.add(e)
-    perm = [int(i) for i in rng.permutation(len(edges))]
-    h = Hypergraph(n, [edges[i] for i in perm])
-    where = {old: new for new, old in enumerate(perm)}
+    h, where = _fill_and_shuffle(n, m, edges, seen, rng)
     return h, [where[i] for i in range(k)]
 
 
@@ -204,15 +208,7 @@ def planted_hhm(scale: str, rng: np.random.Generator) -> tuple[Hypergraph, int, 
                 break
         edges.append(e)
         seen.add(e)
-    while len(edges) < m:
-        e = _random_edge(rng, n, 1, None, seen)
-        if e is None:
-            break
-        edges.append(e)
-        seen.add(e)
-    perm = [int(i) for i in rng.permutation(len(edges))]
-    h = Hypergraph(n, [edges[i] for i in perm])
-    where = {old: new for new, old in enumerate(perm)}
+    h, where = _fill_and_shuffle(n, m, edges, seen, rng)
     return h, pi[0], pi[-1], [where[i] for i in range(n - 1)]
 
 

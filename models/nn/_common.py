@@ -21,6 +21,7 @@ four per 64-bit draw, several times cheaper on CPU than ``torch.nn.functional.dr
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 import weakref
 from typing import Any, Callable, Iterable, Sequence, TypeVar
@@ -237,9 +238,10 @@ class Incidence:
         self._memo: dict[Any, Any] = {}
 
     def memo(self, key: Any, build: Callable[[], T]) -> T:
-        """Compute ``build()`` once per structure and key."""
+        """Compute ``build()`` once per structure and key (without autograd, outside inference mode)."""
         if key not in self._memo:
-            self._memo[key] = build()
+            with torch.inference_mode(False), torch.no_grad():
+                self._memo[key] = build()
         return self._memo[key]
 
     def propagation(self, left: Tensor, mid: Tensor, right: Tensor,
@@ -298,14 +300,21 @@ class StructureCache:
         self._entries: list[tuple[tuple[weakref.ref, ...], tuple[int, ...], tuple, Any]] = []
 
     def get(self, tensors: Iterable[Tensor], extra: tuple, build: Callable[[], T]) -> T:
+        """The cached value for ``tensors`` (by identity and version) and ``extra``, else ``build()``.
+
+        ``build`` runs without autograd and outside inference mode, so a value first built during an
+        evaluation under ``torch.inference_mode()`` can still be used by a later training step.
+        """
         tensors = tuple(tensors)
-        versions = tuple(t._version for t in tensors)
+        versions = tuple(-1 if t.is_inference() else t._version for t in tensors)
+        self._entries = [entry for entry in self._entries if all(r() is not None for r in entry[0])]
         for i, (refs, vers, ext, value) in enumerate(self._entries):
             if vers == versions and ext == extra and all(r() is t for r, t in zip(refs, tensors)):
                 if i:
                     self._entries.insert(0, self._entries.pop(i))
                 return value
-        value = build()
+        with torch.inference_mode(False), torch.no_grad():
+            value = build()
         self._entries.insert(0, (tuple(weakref.ref(t) for t in tensors), versions, extra, value))
         del self._entries[self.size:]
         return value
@@ -408,8 +417,14 @@ class HypergraphModel(nn.Module):
             num_hyperedges = self._cache.get(
                 (hyperedge_index,), ("num_hyperedges",),
                 lambda: int(hyperedge_index[1].max()) + 1 if hyperedge_index.numel() else 0)
-        elif isinstance(num_hyperedges, bool) or not isinstance(num_hyperedges, int) or num_hyperedges < 0:
-            raise ValueError(f"num_hyperedges must be a non-negative int or None, got {num_hyperedges!r}")
+        else:
+            try:
+                count = None if isinstance(num_hyperedges, bool) else operator.index(num_hyperedges)
+            except TypeError:
+                count = None
+            if count is None or count < 0:
+                raise ValueError(f"num_hyperedges must be a non-negative int or None, got {num_hyperedges!r}")
+            num_hyperedges = count
         dtype = x.dtype if x.dtype.is_floating_point else torch.get_default_dtype()
 
         def build() -> Incidence:

@@ -37,10 +37,9 @@ class PMA(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        glorot_(self.lin_k.weight)
-        glorot_(self.lin_v.weight)
-        nn.init.zeros_(self.lin_k.bias)
-        nn.init.zeros_(self.lin_v.bias)
+        for lin in (self.lin_k, self.lin_v):  # reference: default Linear init, then Glorot weights
+            lin.reset_parameters()
+            glorot_(lin.weight)
         nn.init.xavier_uniform_(self.seed)
         for module in (self.rff, self.ln0, self.ln1):
             module.reset_parameters()
@@ -164,7 +163,7 @@ _PAPER = ("Chien et al., You are AllSet: A Multiset Function Framework for Hyper
 
 @register_model("AllSetTransformer")
 class AllSetTransformer(_SetGNN):
-    r"""AllSetTransformer from `"You are AllSet: A Multiset Function Framework for Hypergraph Neural Networks"
+    __doc__ = r"""AllSetTransformer from `"You are AllSet: A Multiset Function Framework for Hypergraph Neural Networks"
     <https://arxiv.org/abs/2106.13264>`_ (Chien et al., ICLR 2022), DHG-Bench appendix A.2.2: "each layer as a
     composition of two multiset functions ... incorporating the Set Transformer".
 
@@ -192,7 +191,7 @@ class AllSetTransformer(_SetGNN):
 
 @register_model("AllDeepSets")
 class AllDeepSets(_SetGNN):
-    r"""AllDeepSets from AllSet (Chien et al., ICLR 2022, https://arxiv.org/abs/2106.13264): the AllSet layers
+    __doc__ = r"""AllDeepSets from AllSet (Chien et al., ICLR 2022, https://arxiv.org/abs/2106.13264): the AllSet layers
     with Deep Sets multiset functions instead of attention.
 
     .. math::

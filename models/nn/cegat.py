@@ -64,8 +64,8 @@ class GATLayer(nn.Module):
 
 @register_model("CEGAT")
 class CEGAT(HypergraphModel):
-    r"""CEGAT: GAT on the clique expansion, the expansion baseline of AllSet (Chien et al., ICLR 2022) used by
-    DHG-Bench (appendix A.2: "CEGAT employs GAT to model node importance within the cliques").
+    r"""CEGAT: GAT on the clique expansion, the expansion baseline of AllSet (`Chien et al., ICLR 2022
+    <https://arxiv.org/abs/2106.13264>`_) used by DHG-Bench (appendix A.2: "CEGAT employs GAT to model node importance within the cliques").
 
     .. math::
         \mathbf{X}^{(l+1)} = \mathrm{GAT}^{(l)}\big(\mathbf{X}^{(l)}, \mathcal{G}_{CE}\big), \qquad

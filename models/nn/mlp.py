@@ -18,8 +18,9 @@ def make_norm(kind: str, channels: int) -> nn.Module:
 
 @register_model("MLP")
 class MLP(HypergraphModel):
-    r"""A multi-layer perceptron on node features only, as in AllSet (Chien et al., 2022), whose ``MLP`` every
-    DHG-Bench model reuses (section 3.2: "we include MLP ... as baselines").
+    r"""A multi-layer perceptron on node features only, as in AllSet (`Chien et al., ICLR 2022
+    <https://arxiv.org/abs/2106.13264>`_), whose ``MLP`` DHG-Bench reuses as a baseline (section 3.2: "we
+    include MLP ... as baselines") and as the decoder of several models.
 
     .. math::
         \mathbf{h}^{(0)} = \mathrm{Norm}_0(\mathbf{x}), \qquad

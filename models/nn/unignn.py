@@ -164,7 +164,7 @@ _PAPER = ("Huang & Yang, UniGNN: a Unified Framework for Graph and Hypergraph Ne
 
 @register_model("UniGCN")
 class UniGCN(_UniGNN):
-    r"""UniGCN from `"UniGNN: a Unified Framework for Graph and Hypergraph Neural Networks"
+    __doc__ = r"""UniGCN from `"UniGNN: a Unified Framework for Graph and Hypergraph Neural Networks"
     <https://arxiv.org/abs/2105.00956>`_ (Huang & Yang, IJCAI 2021), DHG-Bench appendix A.2.2: GCN lifted by
     first aggregating members into hyperedges, then hyperedges into nodes.
 
@@ -186,7 +186,7 @@ class UniGCN(_UniGNN):
 
 @register_model("UniGIN")
 class UniGIN(_UniGNN):
-    r"""UniGIN from UniGNN (Huang & Yang, IJCAI 2021, https://arxiv.org/abs/2105.00956): GIN lifted to
+    __doc__ = r"""UniGIN from UniGNN (Huang & Yang, IJCAI 2021, https://arxiv.org/abs/2105.00956): GIN lifted to
     hypergraphs.
 
     .. math::
@@ -206,7 +206,7 @@ class UniGIN(_UniGNN):
 
 @register_model("UniGAT")
 class UniGAT(_UniGNN):
-    r"""UniGAT from UniGNN (Huang & Yang, IJCAI 2021, https://arxiv.org/abs/2105.00956): GAT lifted to
+    __doc__ = r"""UniGAT from UniGNN (Huang & Yang, IJCAI 2021, https://arxiv.org/abs/2105.00956): GAT lifted to
     hypergraphs, attending over the hyperedges of each node.
 
     .. math::

@@ -138,8 +138,25 @@ def test_state_dict_copy_and_pickle_round_trip(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_paper_citation(name):
-    assert "http" in MODELS[name].paper
+def test_training_after_inference_mode_evaluation(name):
+    """Operators cached during an evaluation under ``torch.inference_mode`` must not poison training."""
+    model = make(name)
+    x, hei = features(), incidence()
+    with torch.inference_mode():
+        expected = model.eval()(x, hei)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), expected.clone())
+    out = model.train()(x, hei)
+    out.sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_paper_citation_and_house_style_docstring(name):
+    cls = MODELS[name]
+    assert "http" in cls.paper
+    for section in ("http", ".. math::", "Args:", "Shapes:"):
+        assert section in (cls.__doc__ or ""), f"{name} docstring lacks {section!r}"
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "MLP"])

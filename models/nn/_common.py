@@ -172,15 +172,18 @@ class SparseOperator:
 class Propagation:
     """``diag(left) H diag(mid) H^T diag(right) (+ diag(diagonal))`` as one ``N x N`` operator.
 
-    Built as a single CSR matrix when that is small (``sum_e |e|^2 <= 4 nnz(H)``), else kept as the two
-    factors ``H`` and ``H^T`` (memory ``O(nnz)`` even for hyperedges with thousands of members).
+    Built as a single CSR matrix when that is small (``sum_e |e|^2 <= 16 nnz(H)``, i.e. hyperedges of about 16
+    members or fewer on average), else kept as the two factors ``H`` and ``H^T`` (memory ``O(nnz)`` even for
+    hyperedges with thousands of members). One product is several times faster than two on CPU (measured on
+    Cora: 1.8 ms against 16 ms for forward plus backward at width 128), mostly because the two-factor form
+    allocates and fills an ``|E| x C`` intermediate twice per step.
     """
 
     def __init__(self, inc: "Incidence", left: Tensor, mid: Tensor, right: Tensor,
                  diagonal: Tensor | None = None) -> None:
         v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
         self.shape = (n, n)
-        if float((inc.deg_e ** 2).sum()) <= 4 * max(inc.nnz, 1):
+        if float((inc.deg_e ** 2).sum()) <= 16 * max(inc.nnz, 1):
             hl = _coo(torch.stack([v, e]), left[v] * mid[e], (n, m))
             hr = _coo(torch.stack([e, v]), right[v], (m, n))
             with warnings.catch_warnings():

@@ -62,8 +62,8 @@ def copy_(dst: torch.Tensor, src: torch.Tensor) -> None:
         dst.copy_(src)
 
 
-# Two regimes of Propagation: one CSR product (small hyperedges), or H and H^T kept apart (a 12-member one).
-REGIMES = {"materialised": (12, 14, 3, 0), "two-stage": (14, 6, 2, 12)}
+# Two regimes of Propagation: one CSR product (small hyperedges), or H and H^T kept apart (a 40-member one).
+REGIMES = {"materialised": (12, 14, 3, 0), "two-stage": (40, 3, 2, 40)}
 
 
 # ------------------------------------------------------------------------------------------ HGNN / HCHA

@@ -55,7 +55,13 @@ def features():
 def default_sources() -> tuple[str, ...]:
     from .sources import DEFAULT_SOURCES
 
-    return tuple(DEFAULT_SOURCES)
+    return tuple(DEFAULT_SOURCES[:1])
+
+
+def default_fallback_sources() -> tuple[str, ...]:
+    from .sources import DEFAULT_SOURCES
+
+    return tuple(DEFAULT_SOURCES[1:])
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class BuildConfig:
     per_task: int = 200
     seed: int = 0
     sources: tuple[str, ...] = field(default_factory=default_sources)
+    fallback_sources: tuple[str, ...] = field(default_factory=default_fallback_sources)
     tasks: tuple[str, ...] = TASK_CODES
     rows_per_shard: int = 50
     workers: int = 0  # 0: one per CPU core
@@ -81,14 +88,15 @@ class BuildConfig:
 
         if not self.sources:
             raise ValueError("at least one real source is needed (synthetic:real is 1:1)")
-        for s in self.sources:
+        for s in self.sources + self.fallback_sources:
             get_source(s)
 
     def settings(self) -> dict:
         """What determines the bytes of the build (not where, nor how many workers)."""
         d = asdict(self)
         d.pop("out"), d.pop("workers")
-        d.update(sources=list(self.sources), tasks=list(self.tasks), format=BUILD_FORMAT)
+        d.update(sources=list(self.sources), fallback_sources=list(self.fallback_sources), tasks=list(self.tasks),
+                 format=BUILD_FORMAT)
         return d
 
 
@@ -105,14 +113,16 @@ class RowSpec:
 
 def row_specs(cfg: BuildConfig, task: str) -> list[RowSpec]:
     """Rows of one task: first the synthetic half, then the real half; within each, scales cycle 1:2:1, ISM's
-    Yes/No alternate within each scale, and real rows rotate over the sources in blocks of one scale cycle."""
+    Yes/No alternate within each scale, and real rows rotate over ``sources`` in blocks of one scale cycle; a
+    source that cannot serve a row hands it to the next source, then to ``fallback_sources``."""
     n_syn = (cfg.per_task + 1) // 2
+    chain = cfg.sources + tuple(f for f in cfg.fallback_sources if f not in cfg.sources)
     specs = []
     for i in range(cfg.per_task):
         real = i >= n_syn
         j = i - n_syn if real else i
         specs.append(RowSpec(task, i, "real" if real else "synthetic", SCALE_PATTERN[j % 4], (j % 4 + j // 4) % 2,
-                             cfg.sources[(j // 4) % len(cfg.sources)] if real else None, cfg.sources))
+                             cfg.sources[(j // 4) % len(cfg.sources)] if real else None, chain))
     return specs
 
 
@@ -198,7 +208,7 @@ def _atomic_write(path: Path, text: str) -> None:
 def _preflight_sources(cfg: BuildConfig) -> None:
     from .sources import load_source
 
-    for name in cfg.sources:
+    for name in cfg.sources + cfg.fallback_sources:
         try:
             load_source(name)
         except Exception as exc:  # noqa: BLE001 - any failure to read a source is the user's to fix
@@ -270,11 +280,16 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
                 for t in cfg.tasks]
     import yaml
 
+    from .sources import SOURCES
+
     n_rows = sum(len(s.rows) for s in shards)
-    front = {"license": "cc-by-4.0", "language": ["en"], "pretty_name": "HyperGVL",
+    stats = statistics(cfg.out, shards)
+    used = {r["origin"] for r in stats} & set(SOURCES)
+    share_alike = sorted(o for o in used if "NC-SA" in get_source(o).licence)
+    licence = "cc-by-nc-sa-4.0" if share_alike else "cc-by-4.0"
+    front = {"license": licence, "language": ["en"], "pretty_name": "HyperGVL",
              "task_categories": ["visual-question-answering"], "tags": ["hypergraph", "benchmark", "graph-reasoning"],
              "size_categories": ["1K<n<10K" if n_rows >= 1000 else "n<1K"], "configs": configs}
-    stats = statistics(cfg.out, shards)
     by = {}
     for r in stats:
         key = (r["task"], r["source"])
@@ -286,7 +301,8 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
              "# HyperGVL: hypergraph understanding and reasoning for vision-language models", "",
              f"{n_rows} meta problems over {len(cfg.tasks)} tasks; each has 7 textual and 5 visual representations, "
              f"i.e. {35 * n_rows} vision-language QA samples (`hypergvl_dataset.expand`). Built by `hypergvl build` "
-             f"with seed {cfg.seed}, {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}.", "",
+             f"with seed {cfg.seed}, {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}"
+             + (f" (falling back to {', '.join(cfg.fallback_sources)})" if cfg.fallback_sources else "") + ".", "",
              "## Loading", "", "```python", "from datasets import load_dataset",
              'ds = load_dataset("hypergvl", split="test")             # all tasks (from this folder\'s parent, or a Hub id)',
              'osp = load_dataset("hypergvl", "osp", split="test")     # one task: ' + ", ".join(config_name(t) for t in cfg.tasks),
@@ -322,7 +338,7 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
              "repeats until the task's requirement holds (a solution exists for 3-CL/SHC/HHM). Every row is a pure function of "
              "(seed, task, row index).", "",
              "Real sources used here:", ""]
-    for name in cfg.sources:
+    for name in dict.fromkeys(cfg.sources + cfg.fallback_sources):
         spec = get_source(name)
         lines.append(f"- `{spec.origin}` ({spec.domain}): {spec.description} Licence: {spec.licence}. {spec.citation}")
     lines += ["", "The paper's sources are PubMed co-authorship and M-CSA catalytic sites. M-CSA has no public flat file "
@@ -334,8 +350,10 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
     lines += ["", "## Files", "", "| file | sha256 |", "| --- | --- |"]
     lines += [f"| `{s.relpath}` | `{_sha256(cfg.out / s.relpath)}` |" for s in shards]
     lines += ["", "## Licence", "",
-              "The generated problems, texts and images are released under CC BY 4.0. Rows with `source = real` are "
-              "derived from the public hypergraphs listed above, under their own licences.", "",
+              f"The generated problems, texts and images are released under {licence.upper().replace('-4.0', ' 4.0')}. "
+              "Rows with `source = real` are derived from the public hypergraphs listed above, under their own licences"
+              + (f"; rows from {', '.join(share_alike)} (non-commercial, share-alike) make the whole dataset "
+                 "CC BY-NC-SA 4.0." if share_alike else "."), "",
               "## Citation", "", "```bibtex", "@article{wei2026hypergvl,",
               "  title   = {HyperGVL: Benchmarking and Improving Large Vision-Language Models in Hypergraph Understanding and Reasoning},",
               "  author  = {Wei, Yanbin and Kang, Chun and Li, Siwei and Che, Haoxuan and Chen, Yang and Liu, Hua and Liu, Jian and Liu, Zhuang and Ouyang, Can and Xing, Fei and Sha, Lei and Liu, Rui and Zhang, Yu and Kwok, James},",
@@ -423,7 +441,10 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--per-task", type=int, default=200, help="meta problems per task (default 200)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=0, help="worker processes (default: one per core)")
-    p.add_argument("--sources", nargs="+", default=None, metavar="NAME", help="real sources (see --list-sources)")
+    p.add_argument("--sources", nargs="+", default=None, metavar="NAME",
+                   help="real sources the real rows rotate over (default: walmart-trips)")
+    p.add_argument("--fallback-sources", nargs="*", default=None, metavar="NAME",
+                   help="sources for real rows the main ones cannot serve (default: contacts-workplace)")
     p.add_argument("--tasks", nargs="+", default=None, metavar="CODE", help="task codes (default: all 12)")
     p.add_argument("--rows-per-shard", type=int, default=50)
     p.add_argument("--no-progress", action="store_true")
@@ -435,6 +456,8 @@ def _build(args: argparse.Namespace) -> int:
     kwargs = {}
     if args.sources:
         kwargs["sources"] = tuple(args.sources)
+    if args.fallback_sources is not None:
+        kwargs["fallback_sources"] = tuple(args.fallback_sources)
     if args.tasks:
         kwargs["tasks"] = tuple(args.tasks)
     cfg = BuildConfig(out=args.out, per_task=args.per_task, seed=args.seed, workers=args.workers,

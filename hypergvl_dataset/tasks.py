@@ -439,8 +439,8 @@ def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", i
                   real_sources: tuple[str, ...] | None = None) -> tuple[Instance, str]:
     """(instance with parameters, origin name) of one meta problem. ``index`` seeds the row's own random stream;
     ``variant`` (default ``index``) picks a balanced variant where a task has one (ISM: even = Yes). Real rows
-    sample ``real_source`` first, then the other ``real_sources`` in order (B.2: "we repeat the sampling until the
-    sampled hypergraph meets the requirements")."""
+    sample ``real_source`` first, then the other ``real_sources`` (default ``sources.DEFAULT_SOURCES``) in order
+    (B.2: "we repeat the sampling until the sampled hypergraph meets the requirements")."""
     variant = index if variant is None else variant
     task = get_task(code)
     generators.check_scale(scale)
@@ -452,8 +452,8 @@ def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", i
         from . import sources  # real sources are optional at import time
 
         order = list(real_sources or sources.DEFAULT_SOURCES)
-        first = order[int(rng.integers(len(order)))] if real_source is None else real_source
-        order = [first] + [o for o in order if o != first]
+        if real_source is not None:
+            order = [real_source] + [o for o in order if o != real_source]
         inst = None
         for name in order:  # a source that cannot serve the task (e.g. too sparse for HHM) hands over to the next
             try:

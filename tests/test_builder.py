@@ -57,6 +57,7 @@ def test_every_built_row_passes_the_independent_checker(built):
         checker.check_texts(row)
         if row["source"] == "real":
             assert row["origin"] in ("walmart-trips", "contacts-workplace")
+    assert "license: cc-by" in (built / "README.md").read_text()
 
 
 def test_load_by_name_from_the_parent_folder_and_one_config(built, monkeypatch):

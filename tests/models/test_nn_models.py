@@ -1,8 +1,11 @@
 """Common checks run over every registered model of ``models.nn`` (scikit-learn style estimator checks)."""
 from __future__ import annotations
 
+import ast
 import copy
+import inspect
 import io
+import re
 
 import pytest
 import torch
@@ -157,6 +160,16 @@ def test_paper_citation_and_house_style_docstring(name):
     assert "http" in cls.paper
     for section in ("http", ".. math::", "Args:", "Shapes:"):
         assert section in (cls.__doc__ or ""), f"{name} docstring lacks {section!r}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_documented_defaults_match_the_signature(name):
+    cls = MODELS[name]
+    documented = {m.group(1): ast.literal_eval(m.group(2)) for m in re.finditer(
+        r"^\s+(\w+) \([^)]*\):(?:(?!^\s+\w+ \().)*?\(default: :obj:`([^`]*)`\)", cls.__doc__, re.M | re.S)}
+    params = inspect.signature(cls.__init__).parameters
+    defaults = {k: p.default for k, p in params.items() if p.default is not p.empty}
+    assert documented == defaults
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "MLP"])

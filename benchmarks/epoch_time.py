@@ -213,14 +213,17 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     ok = [r for r in results if "ms" in r]
-    fig, ax = plt.subplots(figsize=(9, 0.35 * len(ok) + 1.5))
-    ax.barh([r["model"] for r in ok], [r["ref_ms"] / r["ms"] for r in ok], color="tab:blue")
-    ax.axvline(1.0, color="tab:gray", linestyle="--", label=f"{REFERENCE} (PyG HypergraphConv x2, dense x)")
+    ratios = [r["ref_ms"] / r["ms"] for r in ok]
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(ok) + 1.8))
+    ax.barh([r["model"] for r in ok], ratios, color=["tab:blue" if q >= 1 else "tab:orange" for q in ratios])
+    for i, q in enumerate(ratios):
+        ax.annotate(f"{q:.2f}x", (q, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.axvline(1.0, color="tab:gray", linestyle="--")
     ax.set_xscale("log")
     ax.invert_yaxis()
-    ax.legend(loc="lower right")
-    ax.set_xlabel(f"speed-up of one training epoch over {REFERENCE}, measured interleaved (log scale)")
-    ax.set_title("Cora co-citation, one epoch of node classification")
+    ax.set_xlabel(f"speed-up of one training epoch over {REFERENCE} (PyG HypergraphConv x2, dense x), "
+                  "interleaved, log scale")
+    ax.set_title("Cora co-citation node classification: per-epoch speed-up (right of the dashed line: faster)")
     fig.tight_layout()
     tmp = path.with_name(path.name + ".tmp.png")
     fig.savefig(tmp, dpi=120)

@@ -85,7 +85,7 @@ class CEGCN(HypergraphModel):
         adj = gcn_operator(self.incidence(x, hyperedge_index, num_hyperedges))
         h = self.features(x)
         for i, (lin, bias) in enumerate(zip(self.lins, self.biases)):
-            h = adj @ lin(h) + bias
+            h = (adj @ lin(h)).add_(bias)  # fresh tensors nothing saved: bias and ReLU in place
             if i < len(self.norms):
-                h = drop(self.norms[i](F.relu(h)), self.dropout, self.training)
+                h = drop(self.norms[i](F.relu(h, inplace=True)), self.dropout, self.training)
         return h

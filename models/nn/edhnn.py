@@ -44,7 +44,7 @@ class EquivSetConv(nn.Module):
         m = scatter(self.phi(x)[v], e, dim=0, dim_size=inc.num_edges, reduce=self.aggregate)
         message = m[e] if isinstance(self.rho, nn.Identity) else self.rho(torch.cat([x[v], m[e]], dim=-1))
         out = scatter(message, v, dim=0, dim_size=inc.num_nodes, reduce=self.aggregate)
-        return self.varphi((1 - self.alpha) * out + self.alpha * x0)
+        return self.varphi(torch.lerp(out, x0, self.alpha))  # (1 - alpha) out + alpha x0
 
 
 @register_model("ED-HNN")

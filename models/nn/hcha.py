@@ -132,5 +132,5 @@ class HCHA(HypergraphModel):
         structure = inc if self.use_attention else hypergraph_propagation(inc, self.symmetric)
         h = self.features(x)
         for conv in self.convs[:-1]:
-            h = drop(F.elu(conv(h, structure)), self.dropout, self.training)
+            h = drop(F.elu(conv(h, structure), inplace=True), self.dropout, self.training)
         return self.convs[-1](h, structure)

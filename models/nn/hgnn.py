@@ -43,8 +43,8 @@ class HGNNConv(nn.Module):
             nn.init.zeros_(self.bias)
 
     def forward(self, x: Tensor | SparseOperator, propagation: Propagation) -> Tensor:
-        out = propagation @ self.lin(x)
-        return out if self.bias is None else out + self.bias
+        out = propagation @ self.lin(x)  # a fresh tensor that nothing saved: add the bias in place
+        return out if self.bias is None else out.add_(self.bias)
 
 
 @register_model("HGNN")
@@ -101,5 +101,5 @@ class HGNN(HypergraphModel):
         prop = hypergraph_propagation(self.incidence(x, hyperedge_index, num_hyperedges), self.symmetric)
         h = self.features(x)
         for conv in self.convs[:-1]:
-            h = drop(F.elu(conv(h, prop)), self.dropout, self.training)
+            h = drop(F.elu(conv(h, prop), inplace=True), self.dropout, self.training)
         return self.convs[-1](h, prop)

@@ -110,5 +110,5 @@ class HNHN(HypergraphModel):
         ops = hnhn_operators(self.incidence(x, hyperedge_index, num_hyperedges), self.alpha, self.beta)
         h = self.features(x)
         for conv in self.convs[:-1]:
-            h = drop(F.relu(conv(h, ops)), self.dropout, self.training)
+            h = drop(F.relu(conv(h, ops), inplace=True), self.dropout, self.training)
         return self.convs[-1](h, ops)

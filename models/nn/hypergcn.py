@@ -75,7 +75,7 @@ class HyperGCNConv(nn.Module):
         nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor | SparseOperator, adj: SparseOperator) -> Tensor:
-        return adj @ (x @ self.weight) + self.bias
+        return (adj @ (x @ self.weight)).add_(self.bias)
 
 
 @register_model("HyperGCN")
@@ -153,7 +153,7 @@ class HyperGCN(HypergraphModel):
                 h = hypergcn_laplacian(inc, (hw.detach() @ direction).squeeze(1), self.mediators) @ hw + conv.bias
             last = i == len(self.convs) - 1
             if not last or self.output_relu:
-                h = F.relu(h)
+                h = F.relu(h, inplace=True)
             if not last:
                 h = drop(h, self.dropout, self.training)
         return h

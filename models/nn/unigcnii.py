@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -31,8 +32,8 @@ class UniGCNIIConv(nn.Module):
         h = unigcn_propagation(inc) @ x
         if use_norm:
             h = l2_normalize_rows(h)
-        h = (1 - alpha) * h + alpha * x0
-        return (1 - beta) * h + beta * self.lin(h)
+        h = torch.lerp(h, x0, alpha)                                            # (1 - alpha) h + alpha x0
+        return torch.addmm(h, h, self.lin.weight.t(), beta=1 - beta, alpha=beta)  # (1 - beta) h + beta h W
 
 
 @register_model("UniGCNII")

@@ -461,3 +461,34 @@ def test_hgnn_reaches_dhg_bench_accuracy_on_cora():
     with torch.no_grad():
         acc = (model(data.x, data.hyperedge_index).argmax(1)[test] == data.y[test]).float().mean().item()
     assert 0.74 <= acc <= 0.82, acc
+
+
+def test_hypergcn_without_fast_mode_on_a_graph_is_also_gcn():
+    """Non-fast HyperGCN rebuilds its graph from X W with a fresh random direction every layer; on 2-vertex
+    hyperedges with mediators that graph is always the input graph, so it matches fast mode exactly."""
+    g = nx.gnm_random_graph(12, 20, seed=9)
+    hei = index_of([sorted(e) for e in g.edges()])
+    x = torch.randn(12, 6)
+    torch.manual_seed(0)
+    fast = build_model("HyperGCN", in_channels=6, hidden_channels=8, out_channels=4).eval()
+    slow = build_model("HyperGCN", in_channels=6, hidden_channels=8, out_channels=4, fast=False).eval()
+    slow.load_state_dict(fast.state_dict())
+    torch.testing.assert_close(slow(x, hei), fast(x, hei))
+    slow.train()
+    slow(x, hei).sum().backward()
+    assert all(p.grad is not None for p in slow.parameters())
+
+
+def test_unigin_layer_formula():
+    n, edges = 9, random_hypergraph(9, 7, 4, seed=16)
+    torch.manual_seed(0)
+    model = build_model("UniGIN", in_channels=4, hidden_channels=5, out_channels=3, num_layers=1).double().eval()
+    with torch.no_grad():
+        model.convs[0].eps.fill_(0.25)
+    x = torch.randn(n, 4, dtype=torch.float64)
+    h = (x @ model.convs[0].lin.weight.t()).detach().numpy()
+    expected = 1.25 * h
+    for e in edges:
+        for v in e:
+            expected[v] += h[e].mean(0)
+    np.testing.assert_allclose(model(x, index_of(edges)).detach().numpy(), expected, atol=1e-12)

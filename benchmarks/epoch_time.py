@@ -275,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     results = [run_one(name, args) for name in tqdm([REFERENCE] + names, desc="models", unit="model")]
     print(f"Cora co-citation, {args.epochs} epochs x {args.seeds} seeds, hidden {args.hidden}, "
           f"{args.threads} threads; median ms per epoch after {args.warmup} warm-up epochs per seed")
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores - args.threads + 0.5:
+        print(f"note: the machine was busy (1-minute load {load:.1f} on {cores} cores); with more runnable "
+              "threads than cores, every multi-threaded op can wait a scheduler slice, so absolute times are "
+              "inflated and ratios noisy (the interleaving keeps them comparable)")
     print(table(results))
     if args.json:
         tmp = args.json.with_name(args.json.name + ".tmp")

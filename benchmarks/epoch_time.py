@@ -85,7 +85,7 @@ def load_cora(raw_root: Path):
     index = torch.tensor([[v for e in members for v in e], [j for j, e in enumerate(members) for _ in e]])
     csr = features.tocsr().astype("float32")
     x = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr).long(), torch.from_numpy(csr.indices).long(),
-                                torch.from_numpy(csr.data), csr.shape)
+                                torch.from_numpy(csr.data), csr.shape, check_invariants=True)
     return x, torch.tensor(labels, dtype=torch.long), index, len(members)
 
 

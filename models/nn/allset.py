@@ -87,7 +87,7 @@ class _SetGNN(HypergraphModel):
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         check_int("heads", heads)
-        check_int("mlp_num_layers", mlp_num_layers, 1 if pma else 0)
+        check_int("mlp_num_layers", mlp_num_layers)
         decoder_hidden = hidden_channels if decoder_hidden is None else check_int("decoder_hidden", decoder_hidden)
         check_int("decoder_num_layers", decoder_num_layers)
         check_choice("normalization", normalization, NORMALIZATIONS)
@@ -143,7 +143,7 @@ _ARGS = r"""
         out_channels (int): Size of each output vector.
         num_layers (int): Number of (V->E, E->V) blocks. (default: :obj:`2`)
         dropout (float): Dropout between half-layers and inside MLPs. (default: :obj:`0.5`){heads}
-        mlp_num_layers (int): Depth of the inner MLPs. (default: :obj:`2`)
+        mlp_num_layers (int): Depth of the inner MLPs, at least 1. (default: :obj:`2`)
         decoder_hidden (int or None): Decoder width; ``None`` uses ``hidden_channels``. (default: :obj:`None`)
         decoder_num_layers (int): Decoder depth. (default: :obj:`2`)
         normalization (str): ``"ln"``, ``"bn"`` or ``"none"`` inside MLPs. (default: :obj:`"ln"`)

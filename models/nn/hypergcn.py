@@ -103,7 +103,8 @@ class HyperGCN(HypergraphModel):
         dropout (float): Dropout after each hidden layer. (default: :obj:`0.5`)
         mediators (bool): Use mediators. (default: :obj:`True`)
         fast (bool): Build the graph once from the input features. (default: :obj:`True`)
-        seed (int): Seed of the random direction :math:`\mathbf{r}` in fast mode. (default: :obj:`0`)
+        seed (int or None): Seed of the random direction :math:`\mathbf{r}` in fast mode; ``None`` draws one
+            from the global torch generator at construction. (default: :obj:`None`)
         output_relu (bool): ReLU after the last layer, as the reference. (default: :obj:`True`)
 
     Shapes:
@@ -116,13 +117,17 @@ class HyperGCN(HypergraphModel):
              "NeurIPS 2019, https://arxiv.org/abs/1809.02589")
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
-                 dropout: float = 0.5, *, mediators: bool = True, fast: bool = True, seed: int = 0,
+                 dropout: float = 0.5, *, mediators: bool = True, fast: bool = True, seed: int | None = None,
                  output_relu: bool = True) -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         self.dropout = dropout
         self.mediators, self.fast = check_bool("mediators", mediators), check_bool("fast", fast)
-        self.seed, self.output_relu = check_int("seed", seed, 0), check_bool("output_relu", output_relu)
+        # Like the reference's np.random.rand direction, it varies with the run's seed unless given explicitly;
+        # a buffer, so that load_state_dict restores the graph approximation along with the weights.
+        seed = int(torch.randint(2 ** 31, ())) if seed is None else check_int("seed", seed, 0)
+        self.register_buffer("direction_seed", torch.tensor(seed))
+        self.output_relu = check_bool("output_relu", output_relu)
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = nn.ModuleList(HyperGCNConv(a, b) for a, b in zip(dims[:-1], dims[1:]))
 
@@ -133,12 +138,13 @@ class HyperGCN(HypergraphModel):
     def _fast_adjacency(self, x: Tensor, hyperedge_index: Tensor, h: Tensor | SparseOperator,
                         inc: Incidence) -> SparseOperator:
         def build() -> SparseOperator:
-            generator = torch.Generator().manual_seed(self.seed)
+            generator = torch.Generator().manual_seed(int(self.direction_seed))
             direction = torch.rand(x.size(1), 1, generator=generator, dtype=inc.dtype).to(x.device)
             with torch.no_grad():
                 projection = (h @ direction).squeeze(1)
             return hypergcn_laplacian(inc, projection, self.mediators)
-        return self._cache.get((x, hyperedge_index), ("hypergcn", inc.num_nodes, inc.num_edges, inc.dtype), build)
+        return self._cache.get((x, hyperedge_index), ("hypergcn", int(self.direction_seed), inc.num_nodes,
+                                                      inc.num_edges, inc.dtype), build)
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)

@@ -83,6 +83,53 @@ def test_permutation_equivariance(name):
     torch.testing.assert_close(out_perm, out[node_perm], rtol=1e-4, atol=1e-5)
 
 
+VARIANTS = [
+    ("MLP", {"num_layers": 1, "input_norm": True, "normalization": "bn"}),
+    ("MLP", {"num_layers": 3, "normalization": "none"}),
+    ("CEGCN", {"use_bn": False, "num_layers": 3}),
+    ("CEGAT", {"concat": False, "heads": 2, "output_heads": 2, "use_bn": False, "attention_dropout": 0.3}),
+    ("HGNN", {"symmetric": True, "num_layers": 1}),
+    ("HCHA", {"use_attention": True, "heads": 2}),
+    ("HCHA", {"use_attention": True, "heads": 4, "attention_mode": "node", "symmetric": False}),
+    ("HyperGCN", {"fast": False}),
+    ("HyperGCN", {"mediators": False, "output_relu": False, "num_layers": 3}),
+    ("HNHN", {"num_layers": 1, "alpha": 0.5, "beta": 1.0, "nonlinear_inbetween": False}),
+    ("UniGCN", {"first_aggregate": "sum", "use_norm": True, "heads": 2}),
+    ("UniGIN", {"num_layers": 1}),
+    ("UniGAT", {"heads": 2, "num_layers": 3}),
+    ("UniGCNII", {"num_layers": 4, "use_norm": True, "input_dropout": 0.1}),
+    ("AllSetTransformer", {"gpr": True, "heads": 2, "mlp_num_layers": 1, "decoder_hidden": 6}),
+    ("AllDeepSets", {"aggregate": "mean", "mlp_num_layers": 1, "input_norm": False, "normalization": "bn"}),
+    ("AllDeepSets", {"gpr": True, "num_layers": 1}),
+    ("ED-HNN", {"mlp1_layers": 0, "mlp2_layers": 0, "mlp3_layers": 0, "aggregate": "sum", "activation": "relu"}),
+    ("ED-HNN", {"mlp2_layers": 1, "classifier_layers": 2, "classifier_hidden": 6, "activation": "identity"}),
+    ("TF-HNN", {"alpha": 1.0, "num_layers": 1, "mlp_num_layers": 1}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", VARIANTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)])
+def test_non_default_configurations(name, kwargs):
+    """Forward/backward, sparse == dense input and permutation equivariance for other keyword settings
+    (reseeding before each call: non-fast HyperGCN draws a new random direction on every forward)."""
+    model = make(name, **kwargs)
+    x, hei = features(), incidence()
+    model(x.to_sparse_csr(), hei).square().sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.eval()
+    perm = torch.randperm(NUM_NODES, generator=torch.Generator().manual_seed(2))
+    relabel = torch.argsort(perm)
+
+    def run(features_, index):
+        torch.manual_seed(0)
+        return model(features_, index)
+    with torch.no_grad():
+        out = run(x, hei)
+        assert out.shape == (NUM_NODES, OUT) and torch.isfinite(out).all()
+        torch.testing.assert_close(run(x.to_sparse(), hei), out, rtol=1e-5, atol=1e-5)
+        permuted = torch.stack([relabel[hei[0]], hei[1]])
+        torch.testing.assert_close(run(x[perm], permuted), out[perm], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_deterministic_under_seed(name):
     x, hei = features(), incidence()
@@ -223,6 +270,7 @@ def test_bad_common_arguments(name, kwargs):
     ("UniGCNII", {"alpha": 1.5}), ("UniGCNII", {"lamda": 0.0}),
     ("AllSetTransformer", {"heads": 3}), ("AllSetTransformer", {"mlp_num_layers": 0}),
     ("AllDeepSets", {"aggregate": "max"}), ("AllDeepSets", {"decoder_hidden": 0}),
+    ("AllDeepSets", {"mlp_num_layers": 0}),
     ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"alpha": 2.0}),
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
 ])

@@ -211,6 +211,7 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     ok = [r for r in results if "ms" in r]
     ratios = [r["ref_ms"] / r["ms"] for r in ok]
@@ -220,6 +221,9 @@ def plot(results: list[dict], path: Path) -> None:
         ax.annotate(f"{q:.2f}x", (q, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
     ax.axvline(1.0, color="tab:gray", linestyle="--")
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1, 2, 5)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%gx"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.invert_yaxis()
     ax.set_xlabel(f"speed-up of one training epoch over {REFERENCE} (PyG HypergraphConv x2, dense x), "
                   "interleaved, log scale")

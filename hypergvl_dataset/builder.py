@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .cli import UserError, command
-from .generators import SCALES
-from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
+from .tasks import TASK_CODES, config_name, generate_problem, get_task
 
 MANIFEST = ".hypergvl-build.json"
 SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1

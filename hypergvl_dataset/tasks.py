@@ -362,7 +362,7 @@ class SHC(Task):
     def question(self, params):
         return ("Q: Please identify a strict hypercycle in the hypergraph G (A strict hypercycle is a sequence of "
                 "hyperedges e1,e2,...,ek where adjacent hyperedges share exactly one vertex, i.e., |ei ∩ ei+1|=1, and "
-                f"|ek ∩ e1|=1, forming a closed loop). List the hypercycle after “Ans:” as “Cycle:[e0,e1,…]”.")
+                "|ek ∩ e1|=1, forming a closed loop). List the hypercycle after “Ans:” as “Cycle:[e0,e1,…]”.")
 
     def solve(self, inst):
         cycle = inst.hint if inst.hint is not None else solvers.find_strict_hypercycle(inst.hypergraph)

@@ -1,7 +1,6 @@
 """`hypergvl build`: protocol counts, the independent checker on built rows, loading with `datasets`, `expand`,
 byte-identical rebuilds and resume after kill -9, and bad input."""
 import hashlib
-import json
 import os
 import signal
 import subprocess

@@ -2,14 +2,13 @@
 import json
 import random
 
-import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import hypergvl_checker as checker
 from hypergvl_dataset import Hypergraph, generators, solvers
-from hypergvl_dataset.tasks import TASKS, TASK_CODES, generate_problem, get_task, parse_reference, score_response
+from hypergvl_dataset.tasks import TASKS, TASK_CODES, generate_problem, get_task, score_response
 
 SCALES = ("small", "medium", "large")
 

@@ -200,6 +200,22 @@ def test_encoder_sees_only_training_hyperedges(self_loops):
         seen = {tuple(sorted(index[0, index[1] == e].tolist())) for e in index[1].unique().tolist()}
         assert seen == train | singletons
         assert not seen & held_out
+
+
+def test_paper_protocol_shows_every_positive_to_the_encoder_and_only_when_asked():
+    data = planted_hypergraph(seed=3)
+    held_out = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8), 0, hidden=6)
+    paper = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, encoder_edges="all"), 0, hidden=6)
+    everything = set().union(*map(set, paper.positives.values()))
+    index = paper.hyperedge_index
+    seen = {tuple(sorted(index[0, index[1] == e].tolist())) for e in index[1].unique().tolist()}
+    assert seen == everything and paper.num_hyperedges == len(everything)
+    assert held_out.num_hyperedges == len(held_out.positives["train"]) < len(everything)
+    # the same split and candidates either way: only message passing differs
+    assert paper.positives == held_out.positives
+    assert paper.candidates["test"].hyperedges == held_out.candidates["test"].hyperedges
+    with pytest.raises(ValueError, match="encoder_edges"):
+        T.HyperedgeTaskConfig(encoder_edges="test")
         assert index.size(1) == sum(map(len, train)) + len(singletons)
 
 

@@ -113,7 +113,7 @@ def main() -> None:
                 R._layout(h, LAYOUT_OF[name])
         t_layout = (time.process_time() - c0) / len(mix)
         c0 = time.process_time()
-        images = [R._draw_rgb(renderer.draw, h, None) for h in mix]
+        images = [R._draw_rgba(renderer.draw, h, None).copy() for h in mix]
         t_draw = (time.process_time() - c0) / len(mix)
         c0 = time.process_time()
         for img in images:

@@ -64,7 +64,7 @@ import matplotlib
 import networkx as nx
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.collections import PathCollection, PolyCollection
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
@@ -182,9 +182,17 @@ class Panel:
         return min((avail[d] / span[d] for d in range(2) if span[d] > 1e-12), default=0.0)
 
     def lines(self, segments, colours, width_px: float, zorder: float = 1) -> None:
-        if len(segments):
-            self._add(LineCollection(segments, colors=colours, linewidths=width_px / PX_PER_PT, zorder=zorder,
-                                     capstyle="round"))
+        """Straight segments; each run of consecutive segments of one colour is one path (a path per segment
+        costs more in matplotlib than Agg's stroking)."""
+        if not len(segments):
+            return
+        segs = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+        cols = [colours] * len(segs) if isinstance(colours, str) else list(colours)
+        breaks = [0] + [k for k in range(1, len(segs)) if cols[k] != cols[k - 1]] + [len(segs)]
+        codes = np.tile(np.array([Path.MOVETO, Path.LINETO], dtype=np.uint8), len(segs))
+        paths = [Path(segs[a:b].reshape(-1, 2), codes[2 * a:2 * b]) for a, b in zip(breaks, breaks[1:])]
+        self._add(PathCollection(paths, facecolors="none", edgecolors=[cols[a] for a in breaks[:-1]],
+                                 linewidths=width_px / PX_PER_PT, zorder=zorder, capstyle="round"))
 
     def polygons(self, polys, faces, edges, edge_px: float, zorder: float = 0) -> None:
         if len(polys):
@@ -199,10 +207,17 @@ class Panel:
             rows = np.column_stack([poly[:, 0] + self.x0, HEIGHT - (poly[:, 1] + self.y0)])
             self.under.append((rows, (*(int(round(255 * c)) for c in to_rgb(colour)), int(round(255 * alpha)))))
 
-    def discs(self, xy, radius: float, faces, zorder: float = 3) -> None:
-        ang = np.linspace(0, 2 * np.pi, 49)[:-1]
-        unit = np.stack([np.cos(ang), np.sin(ang)], axis=1) * radius
-        self.polygons([p + unit for p in np.asarray(xy).reshape(-1, 2)], faces, "none", 0, zorder)
+    def discs(self, xy, radius: float, face, zorder: float = 3) -> None:
+        """Discs (48-gons) of one colour, as one path."""
+        xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+        if len(xy):
+            ang = np.linspace(0, 2 * np.pi, 49)[:-1]
+            unit = np.stack([np.cos(ang), np.sin(ang)], axis=1) * radius
+            codes = np.full(49, Path.LINETO, dtype=np.uint8)
+            codes[0], codes[-1] = Path.MOVETO, Path.CLOSEPOLY
+            verts = np.concatenate([xy[:, None, :] + unit[None], xy[:, None, :]], axis=1).reshape(-1, 2)
+            self._add(PathPatch(Path(verts, np.tile(codes, len(xy))), facecolor=face, edgecolor="none",
+                                linewidth=0, zorder=zorder))
 
     def squares(self, xy, half: float, faces, zorder: float = 3) -> None:
         unit = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half

@@ -161,3 +161,47 @@ def test_kamada_kawai_reaches_networkx_energy(graph):
     pos = nx.kamada_kawai_layout(graph)
     theirs = kk_energy(np.array([pos[v] for v in graph]), d)
     assert kk_energy(kamada_kawai(d), d) <= 1.05 * theirs + 1e-9
+
+
+def _agg_pixels(add) -> np.ndarray:
+    """RGB of a picture whose only content is what ``add(panel)`` draws (the renderer's own buffer)."""
+    from hypergvl_dataset import render as R
+    return R._draw_rgba(lambda panel, h: add(panel), Hypergraph(1), None)[..., :3].astype(int).copy()
+
+
+def test_pillow_fills_match_agg_fills_away_from_their_edges():
+    """Panel.fills (Pillow) against matplotlib's own PolyCollection fill at 15% (Agg): equal up to rounding
+    inside and outside, different only within 3 px of an edge, where the outline goes."""
+    from matplotlib.collections import PolyCollection
+    from matplotlib.path import Path
+    rng = np.random.default_rng(3)
+    ang = np.sort(rng.uniform(0, 2 * np.pi, 9))
+    polys = [c + r * np.stack([np.cos(ang + k), np.sin(ang + k)], 1)
+             for k, (c, r) in enumerate([((500, 500), 260), ((700, 560), 200), ((640, 380), 150)])]
+    colours = [hyperedge_colour(i) for i in range(3)]
+    ours = _agg_pixels(lambda p: p.fills(polys, colours, 0.15))
+    theirs = _agg_pixels(lambda p: p._add(PolyCollection(polys, facecolors=[(*matplotlib.colors.to_rgb(c), 0.15)
+                                                                             for c in colours], edgecolors="none")))
+    yy, xx = np.mgrid[0:HEIGHT, 0:WIDTH]
+    centres = np.stack([xx.ravel() + 0.5, HEIGHT - yy.ravel() - 0.5], 1)
+    near_edge = np.zeros(HEIGHT * WIDTH, bool)
+    for poly in polys:
+        path = Path(poly)
+        near_edge |= path.contains_points(centres, radius=3.0) != path.contains_points(centres, radius=-3.0)
+    diff = np.abs(ours - theirs).max(-1).ravel()
+    assert (ours != 255).any(axis=-1).sum() > 100000  # the fills are there
+    assert diff[~near_edge].max() <= 3  # rounding, up to three blends deep
+    assert diff[near_edge].max() > 16  # the edges really are aliased: the test can tell the two apart
+
+
+def test_same_coloured_segments_drawn_as_one_path_look_like_separate_lines():
+    """Panel.lines merges runs of one colour into one path; against matplotlib's LineCollection (one path per
+    segment) the picture is identical where segments do not overlap."""
+    from matplotlib.collections import LineCollection
+    segs = [((100 + 40 * k, 100), (300 + 40 * k, 900)) for k in range(12)]
+    cols = [hyperedge_colour(k // 3) for k in range(12)]  # runs of three
+    ours = _agg_pixels(lambda p: p.lines(segs, cols, 1.6))
+    theirs = _agg_pixels(lambda p: p._add(LineCollection(segs, colors=cols, linewidths=1.6 * 72 / DPI,
+                                                         capstyle="round")))
+    assert (ours != 255).any()
+    assert np.array_equal(ours, theirs)

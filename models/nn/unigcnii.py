@@ -4,10 +4,9 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, check_bool, check_common, check_float,
+from ._common import (HypergraphModel, Incidence, Linear, check_bool, check_choice, check_common, check_float,
                       check_probability, dropout as drop)
 from .registry import register_model
 from .unignn import l2_normalize_rows, unigcn_propagation
@@ -66,6 +65,8 @@ class UniGCNII(HypergraphModel):
         input_dropout (float or None): Dropout on the input features; ``None`` uses ``dropout``, as
             DHG-Bench's code does. (default: :obj:`None`)
         use_norm (bool): L2-normalise rows after propagation. (default: :obj:`False`)
+        activation (str): ``"relu"`` or ``"prelu"`` (one learnable slope, as DHG-Bench's graph-level configs use).
+            (default: :obj:`"relu"`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
@@ -78,8 +79,10 @@ class UniGCNII(HypergraphModel):
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
                  dropout: float = 0.5, *, alpha: float = 0.3, lamda: float = 0.8, input_dropout: float | None = None,
-                 use_norm: bool = False) -> None:
+                 use_norm: bool = False, activation: str = "relu") -> None:
         super().__init__()
+        check_choice("activation", activation, ("relu", "prelu"))
+        self.act = nn.PReLU() if activation == "prelu" else nn.ReLU()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         self.dropout, self.alpha = dropout, check_float("alpha", alpha, 0.0, 1.0)
         self.lamda = check_float("lamda", lamda, 0.0)
@@ -96,12 +99,14 @@ class UniGCNII(HypergraphModel):
         for conv in self.convs:
             conv.reset_parameters()
         self.lin_out.reset_parameters()
+        if isinstance(self.act, nn.PReLU):
+            self.act.reset_parameters()
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         h = drop(self.features(x), self.input_dropout, self.training)
-        h = x0 = F.relu(self.lin_in(h))
+        h = x0 = self.act(self.lin_in(h))
         for i, conv in enumerate(self.convs):
             h = drop(h, self.dropout, self.training)
-            h = F.relu(conv(h, x0, inc, self.alpha, math.log(self.lamda / (i + 1) + 1), self.use_norm))
+            h = self.act(conv(h, x0, inc, self.alpha, math.log(self.lamda / (i + 1) + 1), self.use_norm))
         return self.lin_out(drop(h, self.dropout, self.training))

@@ -126,8 +126,9 @@ def _fmt(v: tuple[float, float] | None) -> str:
 
 
 def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root: str | None,
-            hyperedge_protocol: str = "paper") -> dict:
-    """One model x dataset x task: train (or reuse finished runs) and compare with the paper."""
+            hyperedge_protocol: str = "paper", report_only: bool = False) -> dict:
+    """One model x dataset x task: train (or reuse finished runs; with ``report_only`` only read a finished
+    summary) and compare with the paper."""
     row = {"task": task, "dataset": dataset, "model": model, "metric": TR.get_task(task).metric}
     overrides, run_dir = (), out / model / dataset / task
     if task == "hyperedge":
@@ -139,13 +140,21 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
     second = SECOND_METRIC[task]
     row["paper2"] = ref.get(second, {}).get(model) if second else None
     t0 = time.perf_counter()
-    try:
-        summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=runs, overrides=overrides,
-                                    raw_root=raw_root, resume=True, progress=sys.stderr.isatty())
-    except TR.ConfigError as e:
-        row.update(status="skipped", note=str(e))
-        return row
+    if report_only:
+        path = run_dir / "summary.json"
+        if not path.exists():
+            row.update(status="not run")
+            return row
+        summary = json.loads(path.read_text())
+    else:
+        try:
+            summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=runs, overrides=overrides,
+                                        raw_root=raw_root, resume=True, progress=sys.stderr.isatty())
+        except TR.ConfigError as e:
+            row.update(status="skipped", note=str(e))
+            return row
     row["ours"] = (summary["mean"], summary["std"])
+    row["runs"] = len(summary["runs"])
     if second:
         m = summary["test_metrics"][second]
         row["ours2"] = (m["mean"], m["std"])
@@ -156,15 +165,15 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
 
 
 def render(rows: list[dict]) -> str:
-    head = "| task | dataset | model | metric | ours | paper | diff | result | 2nd metric: ours | paper |"
-    lines = [head, "|" + "---|" * 10]
+    head = "| task | dataset | model | metric | ours | runs | paper | diff | result | 2nd metric: ours | paper |"
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         diff = "-" if r.get("ours") is None or r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
         second = SECOND_METRIC[r["task"]] or ""
         task = f"{r['task']} ({r['protocol']})" if r.get("protocol") else r["task"]
         lines.append(f"| {task} | {r['dataset']} | {r['model']} | {r['metric']} | {_fmt(r.get('ours'))} | "
-                     f"{_fmt(r.get('paper'))} | {diff} | {r['status']} | {second} {_fmt(r.get('ours2'))} | "
-                     f"{_fmt(r.get('paper2'))} |")
+                     f"{r.get('runs', '-')} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
+                     f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} |")
     done = [r for r in rows if r["status"] in ("pass", "miss")]
     lines.append(f"\n{sum(r['status'] == 'pass' for r in done)} of {len(done)} comparable results pass "
                  "(|ours - paper| <= max(2 paper std, 1.5)).")
@@ -210,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "out" / "reproduce_dhgbench")
     p.add_argument("--raw-root", default=None, help="local raw data folder (default: $HYPERGVL_RAW_ROOT)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    p.add_argument("--report-only", action="store_true",
+                   help="train nothing: tabulate the finished results under --out (missing rows read 'not run')")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(args.threads)
@@ -220,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
             if dataset not in TASK_OF[task]:
                 continue
             for model in args.models:
-                row = run_row(model, dataset, task, args.runs, args.out, args.raw_root, args.hyperedge_protocol)
+                row = run_row(model, dataset, task, args.runs, args.out, args.raw_root, args.hyperedge_protocol,
+                              args.report_only)
                 rows.append(row)
                 print(f"{task:9s} {dataset:15s} {model:18s} ours {_fmt(row.get('ours')):16s} paper "
                       f"{_fmt(row.get('paper')):16s} {row['status']}", flush=True)

@@ -298,3 +298,20 @@ def test_reproduction_script_pass_rule_and_transcription():
     assert all(len(repro.PAPER[("graph", d)]["accuracy"]) == 11 for d in repro._GRAPH_SETS)
     assert repro.within(79.0, (77.90, 1.17)) and not repro.within(80.3, (77.90, 1.17))  # 2 std = 2.34
     assert repro.within(52.0, (50.54, 0.23)) and not repro.within(52.1, (50.54, 0.23))  # floor of 1.5 points
+
+
+def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("repro", ROOT / "benchmarks" / "reproduce_dhgbench.py")
+    repro = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(repro)
+    done = tmp_path / "HGNN" / "cora-ca" / "hyperedge-paper"
+    done.mkdir(parents=True)
+    (done / "summary.json").write_text(json.dumps({"mean": 88.0, "std": 1.0, "runs": [{}, {}, {}],
+                                                   "test_metrics": {"ap": {"mean": 90.0, "std": 0.5}}}))
+    row = repro.run_row("HGNN", "cora-ca", "hyperedge", 5, tmp_path, None, "paper", report_only=True)
+    assert row["status"] == "pass" and row["runs"] == 3 and row["ours2"] == (90.0, 0.5)  # paper 89.16 ± 1.11
+    missing = repro.run_row("HGNN", "cora", "node", 5, tmp_path, None, report_only=True)
+    assert missing["status"] == "not run" and not (tmp_path / "HGNN" / "cora").exists()
+    assert "| hyperedge (paper) | cora-ca | HGNN | auroc | 88.00 ± 1.00 | 3 |" in repro.render([row, missing])

@@ -212,7 +212,17 @@ class ChatHandler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep test output clean
         pass
 
+    def _done(self):
+        """Leave the in-flight count once, before the reply is written: the client may send its next request as
+        soon as it has the reply, before this thread would reach ``finally``."""
+        if getattr(self, "_counted", False):
+            server: ChatServer = self.server
+            with server.lock:
+                server.in_flight -= 1
+            self._counted = False
+
     def _send(self, status: int, body: bytes, headers=()):
+        self._done()
         self.send_response(status)
         for key, value in headers:
             self.send_header(key, value)
@@ -228,6 +238,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             action = server.script.popleft() if server.script else "ok"
             server.in_flight += 1
             server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        self._counted = True
         try:
             prompt = next(part["text"] for part in body["messages"][0]["content"] if part["type"] == "text")
             if action == "drop":
@@ -248,8 +259,7 @@ class ChatHandler(BaseHTTPRequestHandler):
                          "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{prompt}"}}]}
                 self._send(200, json.dumps(reply).encode())
         finally:
-            with server.lock:
-                server.in_flight -= 1
+            self._done()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 import torch
 from sklearn.metrics import f1_score
 from torch import nn
+from torch.nn import functional as F
 
 from models import tasks as T
 from models.datasets.data import HypergraphData, HypergraphGraphDataset
@@ -202,21 +203,59 @@ def test_encoder_sees_only_training_hyperedges(self_loops):
         assert not seen & held_out
 
 
-def test_paper_protocol_shows_every_positive_to_the_encoder_and_only_when_asked():
+def test_paper_protocol_is_the_publication_time_reference_and_only_when_asked():
     data = planted_hypergraph(seed=3)
     held_out = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8), 0, hidden=6)
-    paper = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, encoder_edges="all"), 0, hidden=6)
+    paper = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper"), 0, hidden=6)
     everything = set().union(*map(set, paper.positives.values()))
     index = paper.hyperedge_index
     seen = {tuple(sorted(index[0, index[1] == e].tolist())) for e in index[1].unique().tolist()}
     assert seen == everything and paper.num_hyperedges == len(everything)
     assert held_out.num_hyperedges == len(held_out.positives["train"]) < len(everything)
-    # the same split and candidates either way: only message passing differs
-    assert paper.positives == held_out.positives
-    assert paper.candidates["test"].hyperedges == held_out.candidates["test"].hyperedges
-    with pytest.raises(ValueError, match="encoder_edges"):
-        T.HyperedgeTaskConfig(encoder_edges="test")
-        assert index.size(1) == sum(map(len, train)) + len(singletons)
+    assert paper.positives == held_out.positives  # the same split
+    # validation scores the training positives; validation and test have as many negatives of each kind as
+    # true positives
+    for part in ("val", "test"):
+        cands = paper.candidates[part]
+        shown = [h for h, k in zip(cands.hyperedges, cands.kinds) if k == "positive"]
+        assert shown == paper.positives["train" if part == "val" else part]
+        for kind in T.NEGATIVE_SAMPLERS:
+            assert (cands.kinds == kind).sum() == len(paper.positives[part])
+    with pytest.raises(ValueError, match="protocol"):
+        T.HyperedgeTaskConfig(protocol="leaky")
+
+
+def test_paper_protocol_loss_squashes_the_score_twice_before_bce_with_logits():
+    data = planted_hypergraph(seed=3)
+    tasks = {p: T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol=p), 0, hidden=6)
+             for p in ("held-out", "paper")}
+
+    class Fixed(torch.nn.Module):  # every candidate scores logit 3
+        def forward(self, x, hyperedge_index, num_hyperedges, **kw):
+            return torch.full((kw["num_candidates"],), 3.0)
+
+    for protocol, task in tasks.items():
+        batch = next(task.train_batches(np.random.default_rng(0)))
+        loss = float(task.loss(Fixed(), batch))
+        z = torch.tensor(3.0)
+        if protocol == "paper":
+            z = torch.sigmoid(torch.sigmoid(z))
+        want = float(F.softplus(-z) + F.softplus(z))  # BCE of a positive + BCE of a negative at logit z
+        assert loss == pytest.approx(want, rel=1e-5)
+
+
+def test_paper_protocol_metric_is_the_mean_of_the_per_kind_and_mixed_aurocs():
+    kinds = np.array(["positive"] * 3 + ["sized"] * 3 + ["motif"] * 3 + ["clique"] * 3)
+    y = (kinds == "positive").astype(float)
+    score = np.array([5, 6, 7, 0, 1, 2, 4, 5.5, 8, 9, 10, 0], dtype=float)
+    out = T._scores(y, score, kinds, per_kind_mean=True)
+    assert out["auroc_sized"] == 100 and out["auroc_clique"] == pytest.approx(100 / 3)
+    assert out["auroc_motif"] == pytest.approx(100 * 5 / 9)
+    # mixed: the positives against the first negative of each kind (scores 0, 4, 9)
+    assert out["auroc_mixed"] == pytest.approx(100 * 6 / 9)
+    assert out["auroc"] == pytest.approx(np.mean([100, 100 * 5 / 9, 100 / 3, 100 * 6 / 9]))
+    pooled = T._scores(y, score, kinds, per_kind_mean=False)
+    assert pooled["auroc"] == pytest.approx(100 * (9 + 5 + 3) / 27)
 
 
 # ----------------------------------------------------------------------------------------------- heads

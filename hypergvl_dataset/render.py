@@ -43,7 +43,7 @@ thread (labels are glyph outlines merged into one path per colour; no pyplot, no
 filled white directly (no figure patch); the large 15%-opacity Enc-Hy fills are blended into that buffer first
 by Pillow's polygon filler (2.5x cheaper than Agg's), aliased but under the anti-aliased outlines Agg draws
 over them, so every outline lies above every fill. The buffer is then quantised to a palette PNG without
-metadata text (:func:`_encode_png`). The same input gives byte-identical output, whatever the caller's
+metadata text, deflated by zlib-ng (:func:`_encode_png`). The same input gives byte-identical output, whatever the caller's
 rcParams. ``benchmarks/render.py`` measures the speed and size against plain ``networkx.draw`` + ``savefig``.
 
 >>> from hypergvl_dataset.hypergraph import Hypergraph
@@ -53,8 +53,9 @@ True
 """
 from __future__ import annotations
 
-import io
+import struct
 import threading
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,6 +75,7 @@ from matplotlib.textpath import TextPath, text_to_path
 from matplotlib.transforms import Affine2D
 from PIL import Image
 from scipy.spatial import ConvexHull
+from zlib_ng import zlib_ng
 
 from hypergvl_dataset.hypergraph import Hypergraph
 
@@ -83,7 +85,7 @@ WIDTH, HEIGHT, DPI = 1400, 1100, 150  # D.1
 PX_PER_PT = DPI / 72.0
 SPRING_SEED = 0  # D.3: "deterministic layouts (with fixed random seeds)"
 PALETTE_COLOURS = 128  # palette PNG; 15%-opacity fills and anti-aliased edges stay identical to the eye
-PNG_COMPRESS_LEVEL = 4  # zlib level: 6 costs 20% more time for 1-2% fewer bytes here, 9 (optimize=True) 8x
+PNG_COMPRESS_LEVEL = 4  # zlib-ng level: 5 costs 25% more deflate time for 5% fewer bytes, 3 saves 15% for 1% more
 
 # Distinct hyperedge colours: strong tab10 first, then further well-separated hues; cycled beyond 24.
 HYPEREDGE_COLOURS = (
@@ -252,36 +254,53 @@ def _place_labels(candidates: Sequence[np.ndarray], sizes, discs: np.ndarray, ra
     """Greedy label placement. Label ``i`` (a ``sizes[i]`` = (w, h) box) goes to the first of its
     ``candidates[i]`` (centres, best first) that lies inside ``bounds`` = (w, h) and overlaps no vertex disc
     (``discs``, ``radius``) and no label placed before, taking one with ``preferred[i]`` True if there is one;
-    else to the least overlapping one."""
-    counts = [len(c) for c in candidates]
-    if not counts:
+    else to the first free one; else to the least overlapping one. The first ``_PLACE_BLOCK`` candidates of
+    every label are costed against discs and bounds at once; a label's others only when none of its first ones
+    is free and preferred (most labels need only those)."""
+    if not len(candidates):
         return np.empty((0, 2))
-    cand = np.concatenate(candidates)
-    half = np.repeat(np.asarray(sizes, dtype=float).reshape(-1, 2) / 2, counts, axis=0)
     discs = np.asarray(discs, dtype=float).reshape(-1, 2)
-    # costs that do not depend on the order of placement, for every candidate at once
-    dx = np.maximum(np.abs(cand[:, None, 0] - discs[None, :, 0]) - half[:, None, 0], 0)
-    dy = np.maximum(np.abs(cand[:, None, 1] - discs[None, :, 1]) - half[:, None, 1], 0)
-    fixed = np.maximum(radius + 3 - np.sqrt(dx ** 2 + dy ** 2), 0).sum(axis=1)
-    fixed += 1e3 * (np.maximum(half + 3 - cand, 0) + np.maximum(cand + half + 3 - bounds, 0)).sum(axis=1)
-    lo, hi = cand - half, cand + half
-    placed = np.empty((len(counts), 4))
-    out = np.empty((len(counts), 2))
-    start = 0
-    for i, count in enumerate(counts):
-        sl = slice(start, start + count)
-        start += count
-        cost = fixed[sl]
-        if i:
-            ox = np.minimum(hi[sl, None, 0], placed[None, :i, 2]) - np.maximum(lo[sl, None, 0], placed[None, :i, 0])
-            oy = np.minimum(hi[sl, None, 1], placed[None, :i, 3]) - np.maximum(lo[sl, None, 1], placed[None, :i, 1])
-            cost = cost + (np.maximum(ox + 3, 0) * np.maximum(oy + 3, 0)).sum(axis=1)
-        free = cost <= 0
-        good = free & preferred[i] if preferred is not None else free
-        j = int(np.argmax(good)) if good.any() else int(np.argmax(free)) if free.any() else int(np.argmin(cost))
-        out[i] = cand[sl][j]
-        placed[i] = [*lo[sl][j], *hi[sl][j]]
+    bounds = np.asarray(bounds, dtype=float)
+    halves = np.asarray(sizes, dtype=float).reshape(-1, 2) / 2
+
+    def fixed_cost(c: np.ndarray, half: np.ndarray) -> np.ndarray:  # discs and bounds; half per row of c
+        d = np.maximum(np.abs(c[:, None, :] - discs[None]) - half[:, None, :], 0)
+        cost = np.maximum(radius + 3 - np.sqrt((d ** 2).sum(-1)), 0).sum(axis=1)
+        return cost + 1e3 * (np.maximum(half + 3 - c, 0) + np.maximum(c + half + 3 - bounds, 0)).sum(axis=1)
+
+    heads = [c[:_PLACE_BLOCK] for c in candidates]
+    ends = np.cumsum([len(c) for c in heads])
+    head_cost = fixed_cost(np.concatenate(heads), np.repeat(halves, ends - np.r_[0, ends[:-1]], axis=0))
+    out = np.empty((len(candidates), 2))
+    placed = np.empty((len(candidates), 4))
+    for i, cand in enumerate(candidates):
+        half = halves[i]
+        want = preferred[i] if preferred is not None else np.ones(len(cand), dtype=bool)
+        first_free, costs = None, []
+        for a, b in ((0, min(_PLACE_BLOCK, len(cand))), (_PLACE_BLOCK, len(cand))):
+            if a >= b:
+                break
+            c = cand[a:b]
+            cost = head_cost[ends[i] - b:ends[i]] if a == 0 else fixed_cost(c, np.broadcast_to(half, c.shape))
+            if i:
+                o = (np.minimum(c[:, None] + half, placed[None, :i, 2:])
+                     - np.maximum(c[:, None] - half, placed[None, :i, :2]))
+                cost = cost + (np.maximum(o[..., 0] + 3, 0) * np.maximum(o[..., 1] + 3, 0)).sum(axis=1)
+            free = cost <= 0
+            good = free & want[a:b]
+            if good.any():
+                first_free = a + int(np.argmax(good))
+                break
+            if first_free is None and free.any():
+                first_free = a + int(np.argmax(free))
+            costs.append(cost)
+        j = first_free if first_free is not None else int(np.argmin(np.concatenate(costs)))
+        out[i] = cand[j]
+        placed[i] = [*(cand[j] - half), *(cand[j] + half)]
     return out
+
+
+_PLACE_BLOCK = 25  # the centre and the first two rings of a label's spiral of candidates
 
 
 @lru_cache(maxsize=32)
@@ -596,9 +615,9 @@ def _encode_png(rgba: np.ndarray) -> bytes:
     fill areas in a 1/64 pixel sample (every 8th row and column; :func:`_flat_colours`: Enc-Hy overlaps), and
     an octree quantisation of that sample for anti-aliasing; every pixel
     then maps to a near palette entry (Pillow's mapping works to about 5 bits a channel), without dithering.
-    An octree over all pixels costs 10x more and leaves white a few levels off. Costs per picture here: sample
-    and palette 1.5 ms, mapping 3 ms, zlib 8 ms (level 4; levels 1-3 and the RLE strategy take 2-3 ms less but
-    give 15-20% larger files)."""
+    An octree over all pixels costs 10x more and leaves white a few levels off. The chunks are written here and
+    the pixels deflated by zlib-ng (:func:`_png`). Costs per picture here: sample and palette 1.5 ms, mapping
+    3 ms, deflate 2.5 ms (Pillow's encoder, on zlib 1.2, took 7.5 ms for a file 2% larger)."""
     img = Image.frombuffer("RGBA", (WIDTH, HEIGHT), rgba, "raw", "RGBA", 0, 1)
     sample = img.resize((WIDTH // 8, HEIGHT // 8), Image.Resampling.NEAREST)
     exact = np.concatenate([_EXACT_ARRAY, _flat_colours(np.asarray(sample)[..., :3].reshape(-1, 3))])
@@ -606,13 +625,33 @@ def _encode_png(rgba: np.ndarray) -> bytes:
                                dither=Image.Dither.NONE)
     extra = np.reshape(adaptive.getpalette(), (-1, 3)).astype(int)
     near_exact = (np.abs(extra[:, None, :] - exact[None]).max(axis=-1) <= 6).any(axis=1)
+    colours = np.concatenate([exact, extra[~near_exact]]).astype(np.uint8)
     palette = Image.new("P", (1, 1))
-    palette.putpalette(np.concatenate([exact, extra[~near_exact]]).astype(np.uint8).ravel().tolist())
-    pal = img._new(img.im.convert("P", Image.Dither.NONE, palette.im))  # Image.quantize, without an RGB copy
-    pal.palette = palette.palette.copy()
-    buf = io.BytesIO()
-    pal.save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL, dpi=(DPI, DPI))
-    return buf.getvalue()
+    palette.putpalette(colours.ravel().tolist())
+    indices = img.im.convert("P", Image.Dither.NONE, palette.im)  # Image.quantize, without an RGB copy
+    # PNG rows: a filter-type byte (0: none; filters make palette images larger), then the row's indices, pasted
+    # straight into that layout (a Pillow image over the buffer, one byte in, row stride WIDTH + 1)
+    rows = np.zeros(HEIGHT * (WIDTH + 1) + 1, np.uint8)
+    Image.core.map_buffer(rows, (WIDTH, HEIGHT), "raw", 1, ("P", WIDTH + 1, 1)).paste(indices, (0, 0, WIDTH, HEIGHT))
+    return _png(rows[:-1], WIDTH, HEIGHT, colours)
+
+
+_PNG_PPM = int(DPI / 0.0254 + 0.5)  # pixels per metre, as Pillow writes DPI
+
+
+def _png(rows: np.ndarray, w: int, h: int, colours: np.ndarray) -> bytes:
+    """A ``w`` x ``h`` palette PNG of ``rows`` (each a filter-type byte and ``w`` 8-bit indices into ``colours``
+    (n, 3) uint8): IHDR, PLTE, pHYs, one IDAT, IEND. Nothing else: no text, no time."""
+    return b"".join([b"\x89PNG\r\n\x1a\n",
+                     _chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 3, 0, 0, 0)),
+                     _chunk(b"PLTE", colours.tobytes()),
+                     _chunk(b"pHYs", struct.pack(">IIB", _PNG_PPM, _PNG_PPM, 1)),
+                     _chunk(b"IDAT", zlib_ng.compress(rows, PNG_COMPRESS_LEVEL)),
+                     _chunk(b"IEND", b"")])
+
+
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(tag)))
 
 
 def _flat_colours(pixels: np.ndarray, most: int = 24, min_count: int = 48) -> np.ndarray:
@@ -624,8 +663,9 @@ def _flat_colours(pixels: np.ndarray, most: int = 24, min_count: int = 48) -> np
     counts = np.bincount(cell, minlength=1 << 15)
     first = np.full(1 << 15, -1)
     first[cell[::-1]] = np.arange(len(cell))[::-1]  # first sample in each cell
-    top = np.argsort(-counts, kind="stable")[: most + len(_EXACT_COLOURS)]
-    colours = rgb[first[top[counts[top] >= min_count]]]
+    cand = np.flatnonzero(counts >= min_count)  # the commonest of these, ties by cell number
+    top = cand[np.argsort(-counts[cand], kind="stable")][: most + len(_EXACT_COLOURS)]
+    colours = rgb[first[top]]
     new = ~(np.abs(colours[:, None, :] - _EXACT_ARRAY[None]).max(axis=-1) <= 3).any(axis=1)
     return colours[new][:most]
 

@@ -69,6 +69,21 @@ def test_png_is_1400x1100_at_150_dpi_palette(name, e1_pngs):
     assert b"Software" not in png and b"tEXt" not in png  # no version or timestamp text
 
 
+def test_png_writer_round_trips_indices_and_palette_through_an_independent_decoder():
+    from hypergvl_dataset.render import _png
+
+    rng = np.random.default_rng(0)
+    w, h = 37, 23
+    colours = rng.integers(0, 256, (200, 3), dtype=np.uint8)
+    indices = rng.integers(0, 200, (h, w), dtype=np.uint8)
+    rows = np.concatenate([np.zeros((h, 1), np.uint8), indices], axis=1).ravel()
+    img = Image.open(io.BytesIO(_png(rows, w, h, colours)))
+    img.load()  # Pillow checks every chunk's CRC on the way
+    assert img.mode == "P" and img.size == (w, h)
+    assert np.array_equal(np.asarray(img), indices)
+    assert np.array_equal(np.reshape(img.getpalette()[:600], (-1, 3)), colours)
+
+
 def test_same_input_same_bytes_across_calls_rcparams_and_processes(e1_pngs):
     for name in NAMES:
         assert render(name, E1) == e1_pngs[name]

@@ -26,6 +26,7 @@ All metrics are reported in percent, as the paper's tables are.
 from __future__ import annotations
 
 import abc
+import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -200,9 +201,10 @@ def fairness_metrics(pred: Any, y: Any, sensitive: Any) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def unique_hyperedges(hyperedge_index: Tensor, min_size: int = 1) -> list[Hyperedge]:
+def unique_hyperedges(hyperedge_index: Tensor, min_size: int = 1, distinct: bool = True) -> list[Hyperedge]:
     """Distinct hyperedges (sorted node tuples, first-occurrence order) of an incidence list; smaller than
-    ``min_size`` dropped. Duplicated hyperedges (Cora co-citation has 96) count once, as in the reference."""
+    ``min_size`` dropped. Duplicated hyperedges (Cora co-citation has 96) count once, unless ``distinct`` is
+    False (every hyperedge id in order, as the publication-time reference split them)."""
     groups: dict[int, list[int]] = defaultdict(list)
     for v, e in zip(*hyperedge_index.tolist()):
         groups[e].append(v)
@@ -210,10 +212,54 @@ def unique_hyperedges(hyperedge_index: Tensor, min_size: int = 1) -> list[Hypere
     out = []
     for e in sorted(groups):
         he = tuple(sorted(set(groups[e])))
-        if len(he) >= min_size and he not in seen:
+        if len(he) >= min_size and not (distinct and he in seen):
             seen.add(he)
             out.append(he)
     return out
+
+
+def greedy_cover(hyperedges: Sequence[Hyperedge]) -> list[int]:
+    """Greedy set cover of the nodes of ``hyperedges``: repeatedly the first hyperedge (lowest index) that adds
+    the most uncovered nodes, as the reference's ``set_cover`` (lazily re-scored: a hyperedge's gain only falls)."""
+    sets = [set(h) for h in hyperedges]
+    heap = [(-len(s), i) for i, s in enumerate(sets)]
+    heapq.heapify(heap)
+    covered: set[int] = set()
+    universe = set().union(*sets) if sets else set()
+    out = []
+    while covered != universe:
+        _, i = heapq.heappop(heap)
+        gain = len(sets[i] - covered)
+        if heap and (-gain, i) > heap[0]:  # stale: re-score and look again
+            heapq.heappush(heap, (-gain, i))
+            continue
+        out.append(i)
+        covered |= sets[i]
+    return out
+
+
+def paper_split(hyperedges: Sequence[Hyperedge], rng: np.random.Generator
+                ) -> tuple[dict[str, list[Hyperedge]], dict[str, list[Hyperedge]]]:
+    """The publication-time reference split (``generate_split_hyperedges``): a greedy cover of the nodes plus
+    random others make a 60% "ground" set, a sixth of it held for validation; the remaining 40% is shuffled into
+    a quarter more training, a quarter more validation and half test. Returns the positives of each part and the
+    context each part's negatives are drawn from (training: all ground + training; validation and test: all but
+    test). Test hyperedges are never in the cover, so they lean small."""
+    n = len(hyperedges)
+    cover = greedy_cover(hyperedges)
+    in_cover = set(cover)
+    rest = [i for i in range(n) if i not in in_cover]
+    extra = max(int(0.6 * n) - len(cover), 0)
+    ground = [int(i) for i in rng.choice(rest, size=extra, replace=False)] + cover
+    ground_valid = {int(i) for i in rng.choice(ground, size=len(ground) // 6, replace=False)}
+    in_ground = set(ground)
+    pred = [hyperedges[i] for i in rng.permutation([i for i in range(n) if i not in in_ground])]
+    k = int(0.25 * len(pred))
+    ground_train = [hyperedges[i] for i in range(n) if i in in_ground and i not in ground_valid]
+    ground_val = [hyperedges[i] for i in range(n) if i in ground_valid]
+    positives = {"train": ground_train + pred[:k], "val": ground_val + pred[k:2 * k], "test": pred[2 * k:]}
+    seen = positives["train"] + positives["val"]
+    return positives, {"train": positives["train"] + ground_val, "val": seen, "test": seen}
 
 
 def hyperedge_index_from_list(hyperedges: Sequence[Sequence[int]]) -> Tensor:
@@ -405,6 +451,7 @@ class HyperedgeTaskConfig:
     edge_pooling: str = "max"
     self_loops: bool = False  # add a singleton hyperedge per node to the encoder's (training) hypergraph
     negative_context: str = "observed"  # observed: train / train+val / train+val; split: each part's own
+    # (the paper protocol has its own: see paper_split)
     # "held-out" (the default: nothing leaks) or "paper" (the publication-time reference protocol behind
     # DHG-Bench's Table A6, for comparison with it only: see HyperedgePrediction)
     protocol: str = "held-out"
@@ -612,6 +659,8 @@ class HyperedgePrediction(Task):
     the paper was written (``generate_split_hyperedges``, ``semi_edge_pred_training``, ``eval_edge_val_test`` and
     ``MaxAggregator`` of DHG-Bench at publication time):
 
+    - the split is :func:`paper_split` (a greedy node cover always in training, so the test hyperedges lean
+      small; duplicated hyperedges stay separate positives), negatives drawn in its contexts;
     - the encoder runs on the full hypergraph, validation and test hyperedges included;
     - the validation positives are the *training* positives (``load_val`` read ``train_only_pos + ground_train``),
       against validation negatives; model selection is on that;
@@ -632,17 +681,20 @@ class HyperedgePrediction(Task):
     def __init__(self, data: Any, cfg: HyperedgeTaskConfig, seed: int, *, hidden: int,
                  device: torch.device | str = "cpu"):
         super().__init__(data, cfg, seed, hidden=hidden, device=device)
-        positives = unique_hyperedges(data.hyperedge_index.cpu(), min_size=2)
-        split = split_indices(len(positives), seed, cfg.train_frac, cfg.val_frac)
-        self.positives = {k: [positives[i] for i in v.tolist()] for k, v in split.items()}
+        self.paper = cfg.protocol == "paper"
+        positives = unique_hyperedges(data.hyperedge_index.cpu(), min_size=2, distinct=not self.paper)
         forbidden = set(positives)
         rng = np.random.default_rng([seed, 0x5EED])
-        if cfg.negative_context == "observed":
-            seen = self.positives["train"] + self.positives["val"]
-            contexts = {"train": self.positives["train"], "val": seen, "test": seen}
+        if self.paper:
+            self.positives, contexts = paper_split(positives, rng)
         else:
-            contexts = self.positives
-        self.paper = cfg.protocol == "paper"
+            split = split_indices(len(positives), seed, cfg.train_frac, cfg.val_frac)
+            self.positives = {k: [positives[i] for i in v.tolist()] for k, v in split.items()}
+            if cfg.negative_context == "observed":
+                seen = self.positives["train"] + self.positives["val"]
+                contexts = {"train": self.positives["train"], "val": seen, "test": seen}
+            else:
+                contexts = self.positives
         self.candidates = {}
         for part, ctx in contexts.items():
             pos = self.positives[part]

@@ -204,15 +204,16 @@ def test_encoder_sees_only_training_hyperedges(self_loops):
 
 
 def test_paper_protocol_is_the_publication_time_reference_and_only_when_asked():
-    data = planted_hypergraph(seed=3)
+    dup = ((0, 3), (0, 3))  # a duplicated hyperedge stays two positives in the paper protocol, as upstream
+    data = planted_hypergraph(seed=3, extra=dup)
     held_out = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8), 0, hidden=6)
     paper = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper"), 0, hidden=6)
     everything = set().union(*map(set, paper.positives.values()))
     index = paper.hyperedge_index
     seen = {tuple(sorted(index[0, index[1] == e].tolist())) for e in index[1].unique().tolist()}
-    assert seen == everything and paper.num_hyperedges == len(everything)
+    assert seen == everything and paper.num_hyperedges == sum(map(len, paper.positives.values())) == 52
     assert held_out.num_hyperedges == len(held_out.positives["train"]) < len(everything)
-    assert paper.positives == held_out.positives  # the same split
+    assert sum(map(len, held_out.positives.values())) == 51  # held out: the duplicate counts once
     # validation scores the training positives; validation and test have as many negatives of each kind as
     # true positives
     for part in ("val", "test"):
@@ -223,6 +224,44 @@ def test_paper_protocol_is_the_publication_time_reference_and_only_when_asked():
             assert (cands.kinds == kind).sum() == len(paper.positives[part])
     with pytest.raises(ValueError, match="protocol"):
         T.HyperedgeTaskConfig(protocol="leaky")
+
+
+def brute_force_greedy_cover(hyperedges):
+    """The reference's set_cover, literally: the first hyperedge with the most uncovered nodes, until all are."""
+    sets, covered, out = [set(h) for h in hyperedges], set(), []
+    universe = set().union(*sets)
+    while covered != universe:
+        best = max(sets, key=lambda s: len(s - covered))
+        out.append(sets.index(best))
+        covered |= best
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_greedy_cover_matches_the_reference_rule(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+    hes = [tuple(sorted(rng.choice(n, int(rng.integers(1, 6)), replace=False).tolist()))
+           for _ in range(int(rng.integers(3, 60)))]
+    hes += hes[:3]  # duplicates: the first copy is the one chosen
+    assert T.greedy_cover(hes) == brute_force_greedy_cover(hes)
+
+
+def test_paper_split_keeps_the_cover_out_of_test_and_the_reference_proportions():
+    rng = np.random.default_rng(0)
+    hes = [tuple(sorted(rng.choice(300, int(rng.integers(2, 7)), replace=False).tolist())) for _ in range(1000)]
+    positives, contexts = T.paper_split(hes, np.random.default_rng(1))
+    cover = [hes[i] for i in T.greedy_cover(hes)]
+    assert sorted(sum(positives.values(), [])) == sorted(hes)  # a partition
+    assert not set(cover) & set(positives["test"])
+    assert set().union(*positives["train"]) | set().union(*positives["val"]) == set().union(*hes)
+    ground = 600  # 60%; a sixth of it to validation; the other 400 in quarters, quarter, half
+    assert (len(positives["train"]), len(positives["val"]), len(positives["test"])) == (
+        ground - ground // 6 + 100, ground // 6 + 100, 200)
+    assert sorted(contexts["train"]) == sorted(positives["train"] + positives["val"][:ground // 6])
+    assert contexts["val"] == contexts["test"] == positives["train"] + positives["val"]
+    # the test hyperedges lean small: the cover took large ones into the ground set
+    assert np.mean([len(h) for h in positives["test"]]) < np.mean([len(h) for h in cover])
 
 
 def test_paper_protocol_loss_squashes_the_score_twice_before_bce_with_logits():

@@ -14,8 +14,9 @@ lies within two of the paper's standard deviations or 1.5 points of the paper's 
 table is also written to ``DIR/table.md``, ``DIR/table.json`` and drawn in ``DIR/ours_vs_paper.png``.
 
 Hyperedge prediction has two protocols. The paper's numbers come from the reference as it was at publication:
-its encoder ran on the full hypergraph (validation and test hyperedges included), model selection scored the
-training positives, the metric averaged per-kind AUROCs, and the loss squashed scores twice before BCE with logits.
+its split kept a greedy node cover in training, its encoder ran on the full hypergraph (validation and test
+hyperedges included), model selection scored the training positives, the metric averaged per-kind AUROCs, and the
+loss squashed scores twice before BCE with logits.
 ``--hyperedge-protocol paper`` (the default here) trains that way (``task.protocol=paper``; see
 ``models.tasks.HyperedgePrediction``) to compare like with like; ``held-out`` uses the trainer's default, where
 the encoder sees the training hyperedges only (what a user should report), and expects lower numbers.

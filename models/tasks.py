@@ -450,8 +450,9 @@ class HyperedgeTaskConfig:
     scorer_dropout: float = 0.2
     edge_pooling: str = "max"
     self_loops: bool = False  # add a singleton hyperedge per node to the encoder's (training) hypergraph
-    negative_context: str = "observed"  # observed: train / train+val / train+val; split: each part's own
-    # (the paper protocol has its own: see paper_split)
+    # where negatives are drawn: observed: train / train+val / train+val; split: each part's own positives
+    # (the paper protocol draws them in paper_split's contexts instead)
+    negative_context: str = "observed"
     # "held-out" (the default: nothing leaks) or "paper" (the publication-time reference protocol behind
     # DHG-Bench's Table A6, for comparison with it only: see HyperedgePrediction)
     protocol: str = "held-out"

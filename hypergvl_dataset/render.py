@@ -43,8 +43,9 @@ thread (labels are glyph outlines merged into one path per colour; no pyplot, no
 filled white directly (no figure patch); the large 15%-opacity Enc-Hy fills are blended into that buffer first
 by Pillow's polygon filler (2.5x cheaper than Agg's), aliased but under the anti-aliased outlines Agg draws
 over them, so every outline lies above every fill. The buffer is then quantised to a palette PNG without
-metadata text, deflated by zlib-ng (:func:`_encode_png`). The same input gives byte-identical output, whatever the caller's
-rcParams. ``benchmarks/render.py`` measures the speed and size against plain ``networkx.draw`` + ``savefig``.
+metadata text, deflated by zlib-ng (:func:`_encode_png`). The same input gives byte-identical output, whatever
+the caller's rcParams. ``benchmarks/render.py`` measures the speed and size against plain ``networkx.draw`` +
+``savefig``.
 
 >>> from hypergvl_dataset.hypergraph import Hypergraph
 >>> png = render("enc_hy", Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]]))
@@ -617,7 +618,7 @@ def _encode_png(rgba: np.ndarray) -> bytes:
     then maps to a near palette entry (Pillow's mapping works to about 5 bits a channel), without dithering.
     An octree over all pixels costs 10x more and leaves white a few levels off. The chunks are written here and
     the pixels deflated by zlib-ng (:func:`_png`). Costs per picture here: sample and palette 1.5 ms, mapping
-    3 ms, deflate 2.5 ms (Pillow's encoder, on zlib 1.2, took 7.5 ms for a file 2% larger)."""
+    3 ms, deflate 2.5 ms (Pillow's encoder, on zlib 1.2, took 7.5 ms for a file 1% larger)."""
     img = Image.frombuffer("RGBA", (WIDTH, HEIGHT), rgba, "raw", "RGBA", 0, 1)
     sample = img.resize((WIDTH // 8, HEIGHT // 8), Image.Resampling.NEAREST)
     exact = np.concatenate([_EXACT_ARRAY, _flat_colours(np.asarray(sample)[..., :3].reshape(-1, 3))])

@@ -225,7 +225,7 @@ def greedy_cover(hyperedges: Sequence[Hyperedge]) -> list[int]:
     heap = [(-len(s), i) for i, s in enumerate(sets)]
     heapq.heapify(heap)
     covered: set[int] = set()
-    universe = set().union(*sets) if sets else set()
+    universe = set().union(*sets)
     out = []
     while covered != universe:
         _, i = heapq.heappop(heap)

@@ -286,12 +286,18 @@ def test_every_shipped_config_section_resolves_and_builds_its_model():
                 assert cfg.trainer.select in ("last", "best_val")
 
 
-def test_reproduction_script_pass_rule_and_transcription():
+def load_reproduction_script():
+    """benchmarks/reproduce_dhgbench.py as a module (benchmarks/ is not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("repro", ROOT / "benchmarks" / "reproduce_dhgbench.py")
     repro = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(repro)
+    return repro
+
+
+def test_reproduction_script_pass_rule_and_transcription():
+    repro = load_reproduction_script()
     assert repro.PAPER[("node", "cora")]["accuracy"]["HGNN"] == (77.90, 1.17)
     assert repro.PAPER[("hyperedge", "cora-ca")]["ap"]["HyperGCN"] == (93.42, 0.89)
     assert repro.PAPER[("graph", "twitter-friend")]["macro_f1"]["HNHN"] == (39.40, 3.14)
@@ -301,11 +307,7 @@ def test_reproduction_script_pass_rule_and_transcription():
 
 
 def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("repro", ROOT / "benchmarks" / "reproduce_dhgbench.py")
-    repro = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(repro)
+    repro = load_reproduction_script()
     done = tmp_path / "HGNN" / "cora-ca" / "hyperedge-paper"
     done.mkdir(parents=True)
     (done / "summary.json").write_text(json.dumps({"mean": 88.0, "std": 1.0, "runs": [{}, {}, {}],

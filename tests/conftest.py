@@ -4,7 +4,9 @@ The test folder is put on sys.path so helpers such as ``hypergvl_checker`` impor
 installs a top-level ``tests`` package into site-packages, so ``tests.*`` imports could be shadowed)."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +20,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 if "HF_HOME" not in os.environ or not os.environ["HF_HOME"].startswith(tempfile.gettempdir()):
     os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf_home_")
+    atexit.register(shutil.rmtree, os.environ["HF_HOME"], ignore_errors=True)  # each run's Hub cache dies with it
 
 SHARED_DATA = Path(os.environ.get("HYPERGVL_RAW_ROOT", TESTS.parent.parent / "shared" / "data"))
 

@@ -71,8 +71,9 @@ class TrainerConfig:
     Defaults are DHG-Bench's general ones (hidden 128, lr 1e-3, no weight decay, 100 epochs, dropout 0.5,
     2 layers). ``select``: ``auto`` (the task's reference choice), ``last`` or ``best_val``. ``patience``:
     stop after this many epochs without a better validation score (0: never). ``eval_every``: evaluate every
-    this many epochs (and at the last). ``checkpoint_every``: save a resumable checkpoint every this many
-    epochs (0: never).
+    this many epochs, and at the last one when ``select`` is ``last`` or nothing was evaluated yet (as the
+    reference's ``display_step``: with 50 epochs and 20, ``best_val`` chooses between epochs 20 and 40).
+    ``checkpoint_every``: save a resumable checkpoint every this many epochs (0: never).
     """
 
     lr: float = 1e-3
@@ -427,7 +428,10 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
         train_s = time.perf_counter() - t0
         state.epoch_times.append(train_s)
         state.epoch = epoch + 1
-        if state.epoch % trainer.eval_every == 0 or state.epoch == trainer.epochs:
+        # The reference evaluates every eval_every epochs only; the last epoch is added where the selection needs
+        # it (select=last) or nothing was evaluated yet (epochs < eval_every).
+        if state.epoch % trainer.eval_every == 0 or (state.epoch == trainer.epochs and (
+                trainer.select == "last" or not state.history)):
             model.eval()
             metrics = task.evaluate(model)
             state.last_metrics, state.last_eval_epoch = metrics, state.epoch

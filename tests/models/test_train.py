@@ -317,3 +317,15 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
     missing = repro.run_row("HGNN", "cora", "node", 5, tmp_path, None, report_only=True)
     assert missing["status"] == "not run" and not (tmp_path / "HGNN" / "cora").exists()
     assert "| hyperedge (paper) | cora-ca | HGNN | auroc | 88.00 ± 1.00 | 3 |" in repro.render([row, missing])
+
+
+@pytest.mark.parametrize("select,epochs,want", [("best_val", 5, [2, 4]), ("last", 5, [2, 4, 5]),
+                                                ("best_val", 1, [1])])
+def test_evaluation_schedule_follows_the_reference(tmp_path, select, epochs, want):
+    """Evaluations fall on multiples of eval_every (the reference's display_step); the last epoch is added only
+    when the selection reports it or nothing else was evaluated, so best_val never picks an off-schedule epoch."""
+    summary = TR.run_experiment("MLP", "synthetic", "node", out=tmp_path, runs=1, data=planted(), progress=False,
+                                overrides=[f"epochs={epochs}", "hidden=8", "eval_every=2", f"select={select}"])
+    run = summary["runs"][0]
+    assert [h["epoch"] for h in run["history"]] == want
+    assert run["selected_epoch"] in want

@@ -419,3 +419,63 @@ def test_negative_context_of_each_part(context):
                 assert any(len(h) == len(he) and len(set(h) & set(he)) == len(h) - 1 for h in allowed[part])
             else:  # sized and motif negatives use nodes of the context's clique expansion
                 assert set(he) <= {v for h in allowed[part] for v in h}
+
+
+def dense_graph_set():
+    """Graphs with more hyperedges than nodes (as every Steam-Player graph) next to sparser ones."""
+    lists = [[(0, 1), (1, 2), (0, 2), (0, 1, 2), (2,)], [(0, 1, 2, 3), (1, 3)], [(0, 1), (1, 2), (0, 2), (0,)],
+             [(0, 2), (1, 2, 3, 4)]]
+    graphs = []
+    for i, hes in enumerate(lists):
+        n = max(max(h) for h in hes) + 1
+        graphs.append(HypergraphData(x=torch.eye(n, 5), y=torch.tensor([i % 2]), num_nodes=n,
+                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
+    return HypergraphGraphDataset(graphs, num_classes=2, num_features=5, name="dense")
+
+
+def test_graph_paper_split_is_the_reference_random_split():
+    for n, seed in ((20, 0), (37, 3), (2048, 1)):
+        parts = torch.utils.data.random_split(range(n), [int(0.8 * n), int(0.1 * n), n - int(0.8 * n) - int(0.1 * n)],
+                                              generator=torch.Generator().manual_seed(42 + seed))
+        ours = T.reference_graph_split(n, seed, 0.8, 0.1)
+        for part, ref in zip(("train", "val", "test"), parts):
+            assert ours[part].tolist() == sorted(ref.indices)
+
+
+def test_graph_paper_batching_is_pyg_default_collation_of_the_reference_data():
+    """The reference wraps each graph as ``Data(x, hyperedge_index, num_nodes)``; PyG's collation offsets both rows
+    of ``hyperedge_index`` by the node count, so hyperedge ids of a graph with more hyperedges than nodes run into
+    the next graph's and those hyperedges merge. The paper protocol reproduces exactly that (ids renumbered)."""
+    from torch_geometric.data import Batch, Data
+
+    data = dense_graph_set()
+    ids = [0, 1, 2, 3]
+    ref = Batch.from_data_list([Data(x=g.x, hyperedge_index=g.hyperedge_index, num_nodes=g.num_nodes)
+                                for g in (data[i] for i in ids)]).hyperedge_index
+    paper = T.HypergraphClassification(data, T.GraphTaskConfig(protocol="paper"), 0, hidden=4).collate(ids)
+    assert torch.equal(paper["hyperedge_index"][0], ref[0])
+    assert torch.equal(paper["hyperedge_index"][1], torch.unique(ref[1], return_inverse=True)[1])
+    assert paper["num_hyperedges"] == torch.unique(ref[1]).numel()
+    assert max(graphs_per_hyperedge(paper)) == 2  # graph 0 (3 nodes, 5 hyperedges) merged into graph 1
+    standard = T.HypergraphClassification(data, T.GraphTaskConfig(), 0, hidden=4).collate(ids)
+    assert standard["num_hyperedges"] == sum(data[i].num_hyperedges for i in ids)
+    assert max(graphs_per_hyperedge(standard)) == 1
+
+
+def graphs_per_hyperedge(b):
+    owners = {}
+    for v, e in b["hyperedge_index"].t().tolist():
+        owners.setdefault(e, set()).add(int(b["batch"][v]))
+    return [len(g) for g in owners.values()]
+
+
+def test_graph_self_loops_give_every_node_one_singleton():
+    data = dense_graph_set()
+    b = T.HypergraphClassification(data, T.GraphTaskConfig(protocol="paper", self_loops=True), 0,
+                                   hidden=4).collate([0, 1, 2, 3])
+    ei = b["hyperedge_index"]
+    sizes = torch.bincount(ei[1], minlength=b["num_hyperedges"])
+    singles = ei[0][sizes[ei[1]] == 1].tolist()
+    assert sorted(singles) == list(range(b["x"].size(0)))  # graph 0 node 2 and graph 2 node 0 keep their own
+    with pytest.raises(ValueError, match="protocol"):
+        T.GraphTaskConfig(protocol="reference")

@@ -312,11 +312,16 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
     done.mkdir(parents=True)
     (done / "summary.json").write_text(json.dumps({"mean": 88.0, "std": 1.0, "runs": [{}, {}, {}],
                                                    "test_metrics": {"ap": {"mean": 90.0, "std": 0.5}}}))
-    row = repro.run_row("HGNN", "cora-ca", "hyperedge", 5, tmp_path, None, "paper", report_only=True)
+    row = repro.run_row("HGNN", "cora-ca", "hyperedge", 5, tmp_path, None, {"hyperedge": "paper"}, report_only=True)
     assert row["status"] == "pass" and row["runs"] == 3 and row["ours2"] == (90.0, 0.5)  # paper 89.16 ± 1.11
     missing = repro.run_row("HGNN", "cora", "node", 5, tmp_path, None, report_only=True)
     assert missing["status"] == "not run" and not (tmp_path / "HGNN" / "cora").exists()
     assert "| hyperedge (paper) | cora-ca | HGNN | auroc | 88.00 ± 1.00 | 3 |" in repro.render([row, missing])
+    graph = repro.run_row("HGNN", "rhg-10", "graph", 5, tmp_path, None, {"graph": "standard"}, report_only=True)
+    assert graph["protocol"] == "standard" and graph["status"] == "not run"
+    # under the paper protocol the reference's singleton hyperedges for HyperGCN and TF-HNN come along
+    assert "task.self_loops=true" in repro.PAPER_MODEL_OVERRIDES[("graph", "HyperGCN")]
+    assert ("graph", "HGNN") not in repro.PAPER_MODEL_OVERRIDES
 
 
 @pytest.mark.parametrize("select,epochs,want", [("best_val", 5, [2, 4]), ("last", 5, [2, 4, 5]),

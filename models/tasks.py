@@ -39,8 +39,6 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score, r
 from torch import Tensor, nn
 from torch_geometric.utils import scatter
 
-from models.datasets.processing import self_loop_index
-
 __all__ = [
     "TASKS",
     "register_task",
@@ -488,7 +486,7 @@ class GraphTaskConfig:
     offsets each graph's hyperedge ids by the number of *nodes* before it, as PyG's default ``Data.__inc__`` does
     for the reference's ``hyperedge_index`` key. A graph with more hyperedges than nodes then shares hyperedge ids
     with the graphs after it in the batch, and those hyperedges merge. ``self_loops`` adds a singleton hyperedge
-    per node to every batch, as the reference does for HyperGCN and TF-HNN.
+    for every node of a batch (also where one exists), as the reference does for HyperGCN and TF-HNN.
     """
 
     protocol: str = "standard"
@@ -829,8 +827,10 @@ class HypergraphClassification(Task):
         if self.paper:
             used, index[1] = torch.unique(index[1], return_inverse=True)
             edge_off = used.numel()
-        if self.cfg.self_loops:
-            index, edge_off = self_loop_index(index, node_off, edge_off)
+        if self.cfg.self_loops:  # a singleton per node, also beside one it has (add_self_loop_hyperedges)
+            loops = torch.arange(node_off)
+            index = torch.cat([index, torch.stack([loops, edge_off + loops])], 1)
+            edge_off += node_off
         d = self.device
         return {"x": torch.cat(xs).to(d), "hyperedge_index": index.to(d), "num_hyperedges": edge_off,
                 "batch": torch.cat(batch).to(d), "num_graphs": len(ids),

@@ -22,8 +22,8 @@ from torch import Tensor
 
 from .data import HypergraphData
 
-__all__ = ["FEATURE_CHOICES", "csr_tensor", "sorted_unique", "incidence_from_pairs", "incidence_from_hyperedges",
-           "add_self_loops", "self_loop_index", "features_to_torch", "derived_features", "onehot"]
+__all__ = ["FEATURE_CHOICES", "csr_tensor", "sorted_unique", "incidence_from_pairs", "incidence_from_hyperedges", "add_self_loops",
+           "features_to_torch", "derived_features", "onehot"]
 
 #: ``raw``: the dataset's own features (``FileNotFoundError`` when the file is missing);
 #: ``none``: ``[N, 0]`` (structure only); ``identity``: sparse ``I_N``; ``onehot-degree``: sparse one-hot of
@@ -74,23 +74,19 @@ def incidence_from_hyperedges(hyperedges: Iterable[Iterable[int]]) -> tuple[Tens
     return incidence_from_pairs(nodes, edges)
 
 
-def self_loop_index(hyperedge_index: Tensor, num_nodes: int, num_hyperedges: int) -> tuple[Tensor, int]:
-    """``hyperedge_index`` plus a singleton hyperedge ``{v}`` for every node ``v`` that is not already alone in a
-    hyperedge, and the new hyperedge count. New hyperedges get ids ``M, M+1, ...`` in node order (DHG-Bench
-    ``Add_Self_Loops``)."""
-    ei = hyperedge_index
-    sizes = torch.bincount(ei[1], minlength=num_hyperedges)
-    has_loop = torch.zeros(num_nodes, dtype=torch.bool, device=ei.device)
+def add_self_loops(data: HypergraphData) -> HypergraphData:
+    """Add a singleton hyperedge ``{v}`` for every node ``v`` that is not already alone in a hyperedge.
+
+    New hyperedges get ids ``M, M+1, ...`` in node order (DHG-Bench ``Add_Self_Loops``).
+    """
+    ei = data.hyperedge_index
+    sizes = torch.bincount(ei[1], minlength=data.num_hyperedges)
+    has_loop = torch.zeros(data.num_nodes, dtype=torch.bool)
     has_loop[ei[0][sizes[ei[1]] == 1]] = True
     new_nodes = torch.nonzero(~has_loop).reshape(-1)
-    new_edges = num_hyperedges + torch.arange(new_nodes.numel(), device=ei.device)
-    return torch.cat([ei, torch.stack([new_nodes, new_edges])], dim=1), num_hyperedges + int(new_nodes.numel())
-
-
-def add_self_loops(data: HypergraphData) -> HypergraphData:
-    """:func:`self_loop_index` applied to ``data``."""
-    index, num_hyperedges = self_loop_index(data.hyperedge_index, data.num_nodes, data.num_hyperedges)
-    return data.replace(hyperedge_index=index, num_hyperedges=num_hyperedges)
+    new_edges = data.num_hyperedges + torch.arange(new_nodes.numel())
+    index = torch.cat([ei, torch.stack([new_nodes, new_edges])], dim=1)
+    return data.replace(hyperedge_index=index, num_hyperedges=data.num_hyperedges + int(new_nodes.numel()))
 
 
 def csr_tensor(crow, col, values, shape) -> Tensor:

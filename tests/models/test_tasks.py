@@ -473,9 +473,13 @@ def test_graph_self_loops_give_every_node_one_singleton():
     data = dense_graph_set()
     b = T.HypergraphClassification(data, T.GraphTaskConfig(protocol="paper", self_loops=True), 0,
                                    hidden=4).collate([0, 1, 2, 3])
-    ei = b["hyperedge_index"]
-    sizes = torch.bincount(ei[1], minlength=b["num_hyperedges"])
-    singles = ei[0][sizes[ei[1]] == 1].tolist()
-    assert sorted(singles) == list(range(b["x"].size(0)))  # graph 0 node 2 and graph 2 node 0 keep their own
+    plain = T.HypergraphClassification(data, T.GraphTaskConfig(protocol="paper"), 0, hidden=4).collate([0, 1, 2, 3])
+    n = b["x"].size(0)
+    assert b["num_hyperedges"] == plain["num_hyperedges"] + n
+    assert torch.equal(b["hyperedge_index"][:, :plain["hyperedge_index"].size(1)], plain["hyperedge_index"])
+    added = b["hyperedge_index"][:, plain["hyperedge_index"].size(1):]
+    # as the reference's add_self_loop_hyperedges: one new singleton per node, even for the two nodes (graph 0
+    # node 2, graph 2 node 0) already alone in a hyperedge
+    assert torch.equal(added, torch.stack([torch.arange(n), plain["num_hyperedges"] + torch.arange(n)]))
     with pytest.raises(ValueError, match="protocol"):
         T.GraphTaskConfig(protocol="reference")

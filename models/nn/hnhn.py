@@ -9,7 +9,8 @@ from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, 
 from .registry import register_model
 
 
-def hnhn_operators(inc: Incidence, alpha: float, beta: float) -> tuple[SparseOperator, SparseOperator]:
+def hnhn_operators(inc: Incidence, alpha: float, beta: float,
+                   normalisation: str = "paper") -> tuple[SparseOperator, SparseOperator]:
     r"""The cached node-to-hyperedge (:math:`M \times N`) and hyperedge-to-node (:math:`N \times M`) operators
 
     .. math::
@@ -18,17 +19,21 @@ def hnhn_operators(inc: Incidence, alpha: float, beta: float) -> tuple[SparseOpe
 
     i.e. :math:`\mathbf{D}_{E,\beta}^{-1} \mathbf{H}^\top \mathbf{D}_{V,\beta}` and
     :math:`\mathbf{D}_{V,\alpha}^{-1} \mathbf{H} \mathbf{D}_{E,\alpha}` of the HNHN paper (section 3.2).
+    ``normalisation="allset"`` divides by the unpowered sums :math:`\sum_{u \in e} d_u` and
+    :math:`\sum_{f \ni v} |f|` instead, as AllSet's ``HNHN.generate_norm`` and DHG-Bench's
+    ``generate_HNHN_norm`` (which copies it) do.
     """
     def build() -> tuple[SparseOperator, SparseOperator]:
         v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
         dv_beta = inc.deg_v.clamp(min=1) ** beta
         de_alpha = inc.deg_e.clamp(min=1) ** alpha
-        de_beta_sum = dv_beta.new_zeros(m).index_add_(0, e, dv_beta[v])
-        dv_alpha_sum = de_alpha.new_zeros(n).index_add_(0, v, de_alpha[e])
+        dv_sum, de_sum = (dv_beta, de_alpha) if normalisation == "paper" else (inc.deg_v, inc.deg_e)
+        de_beta_sum = dv_beta.new_zeros(m).index_add_(0, e, dv_sum[v].to(dv_beta.dtype))
+        dv_alpha_sum = de_alpha.new_zeros(n).index_add_(0, v, de_sum[e].to(de_alpha.dtype))
         v2e = SparseOperator(e, v, dv_beta[v] * _inv(de_beta_sum)[e], (m, n))
         e2v = SparseOperator(v, e, de_alpha[e] * _inv(dv_alpha_sum)[v], (n, m))
         return v2e, e2v
-    return inc.memo(("hnhn", alpha, beta), build)
+    return inc.memo(("hnhn", alpha, beta, normalisation), build)
 
 
 class HNHNConv(nn.Module):
@@ -80,6 +85,8 @@ class HNHN(HypergraphModel):
         alpha (float): Hyperedge-size exponent :math:`\alpha`. (default: :obj:`-1.5`)
         beta (float): Node-degree exponent :math:`\beta`. (default: :obj:`-0.5`)
         nonlinear_inbetween (bool): ReLU on hyperedge representations. (default: :obj:`True`)
+        normalisation (str): ``paper`` (the HNHN paper's normalisers) or ``allset`` (the unpowered sums of the
+            AllSet and DHG-Bench code, see :func:`hnhn_operators`). (default: :obj:`"paper"`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
@@ -92,12 +99,15 @@ class HNHN(HypergraphModel):
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
                  dropout: float = 0.5, *, alpha: float = -1.5, beta: float = -0.5,
-                 nonlinear_inbetween: bool = True) -> None:
+                 nonlinear_inbetween: bool = True, normalisation: str = "paper") -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         self.dropout = dropout
         self.alpha, self.beta = check_float("alpha", alpha), check_float("beta", beta)
         check_bool("nonlinear_inbetween", nonlinear_inbetween)
+        if normalisation not in ("paper", "allset"):
+            raise ValueError(f"normalisation must be 'paper' or 'allset'; got {normalisation!r}")
+        self.normalisation = normalisation
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = nn.ModuleList(HNHNConv(a, hidden_channels, b, nonlinear_inbetween)
                                    for a, b in zip(dims[:-1], dims[1:]))
@@ -107,7 +117,8 @@ class HNHN(HypergraphModel):
             conv.reset_parameters()
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
-        ops = hnhn_operators(self.incidence(x, hyperedge_index, num_hyperedges), self.alpha, self.beta)
+        ops = hnhn_operators(self.incidence(x, hyperedge_index, num_hyperedges), self.alpha, self.beta,
+                             self.normalisation)
         h = self.features(x)
         for conv in self.convs[:-1]:
             h = drop(F.relu(conv(h, ops), inplace=True), self.dropout, self.training)

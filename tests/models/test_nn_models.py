@@ -290,7 +290,10 @@ def test_build_model_errors_name_the_choices():
         build_model("HGNN", in_channels=IN, hidden_channels=HID, out_channels=OUT, heads=2)
     with pytest.raises(TypeError, match="missing required argument.*out_channels"):
         build_model("HGNN", in_channels=IN, hidden_channels=HID)
-    assert model_defaults("HNHN") == {"alpha": -1.5, "beta": -0.5, "nonlinear_inbetween": True}
+    assert model_defaults("HNHN") == {"alpha": -1.5, "beta": -0.5, "nonlinear_inbetween": True,
+                                      "normalisation": "paper"}
+    with pytest.raises(ValueError, match="normalisation must be 'paper' or 'allset'"):
+        build_model("HNHN", in_channels=IN, hidden_channels=HID, out_channels=OUT, normalisation="dhg")
 
 
 def test_register_model_rejects_duplicates_and_bad_classes():

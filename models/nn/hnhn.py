@@ -4,8 +4,8 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_common,
-                      check_float, dropout as drop)
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
+                      check_common, check_float, dropout as drop)
 from .registry import register_model
 
 
@@ -28,8 +28,8 @@ def hnhn_operators(inc: Incidence, alpha: float, beta: float,
         dv_beta = inc.deg_v.clamp(min=1) ** beta
         de_alpha = inc.deg_e.clamp(min=1) ** alpha
         dv_sum, de_sum = (dv_beta, de_alpha) if normalisation == "paper" else (inc.deg_v, inc.deg_e)
-        de_beta_sum = dv_beta.new_zeros(m).index_add_(0, e, dv_sum[v].to(dv_beta.dtype))
-        dv_alpha_sum = de_alpha.new_zeros(n).index_add_(0, v, de_sum[e].to(de_alpha.dtype))
+        de_beta_sum = dv_beta.new_zeros(m).index_add_(0, e, dv_sum[v])
+        dv_alpha_sum = de_alpha.new_zeros(n).index_add_(0, v, de_sum[e])
         v2e = SparseOperator(e, v, dv_beta[v] * _inv(de_beta_sum)[e], (m, n))
         e2v = SparseOperator(v, e, de_alpha[e] * _inv(dv_alpha_sum)[v], (n, m))
         return v2e, e2v
@@ -105,9 +105,7 @@ class HNHN(HypergraphModel):
         self.dropout = dropout
         self.alpha, self.beta = check_float("alpha", alpha), check_float("beta", beta)
         check_bool("nonlinear_inbetween", nonlinear_inbetween)
-        if normalisation not in ("paper", "allset"):
-            raise ValueError(f"normalisation must be 'paper' or 'allset'; got {normalisation!r}")
-        self.normalisation = normalisation
+        self.normalisation = check_choice("normalisation", normalisation, ("paper", "allset"))
         dims = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
         self.convs = nn.ModuleList(HNHNConv(a, hidden_channels, b, nonlinear_inbetween)
                                    for a, b in zip(dims[:-1], dims[1:]))

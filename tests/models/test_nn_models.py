@@ -292,7 +292,7 @@ def test_build_model_errors_name_the_choices():
         build_model("HGNN", in_channels=IN, hidden_channels=HID)
     assert model_defaults("HNHN") == {"alpha": -1.5, "beta": -0.5, "nonlinear_inbetween": True,
                                       "normalisation": "paper"}
-    with pytest.raises(ValueError, match="normalisation must be 'paper' or 'allset'"):
+    with pytest.raises(ValueError, match="normalisation must be one of 'paper', 'allset'"):
         build_model("HNHN", in_channels=IN, hidden_channels=HID, out_channels=OUT, normalisation="dhg")
 
 

@@ -6,10 +6,13 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, check_bool, check_choice, check_common, check_float,
+from ._common import (HypergraphModel, Linear, Propagation, check_bool, check_choice, check_common, check_float,
                       check_probability, dropout as drop)
 from .registry import register_model
-from .unignn import l2_normalize_rows, unigcn_propagation
+from .unignn import l2_normalize_rows, reduce_propagation, unigcn_propagation
+
+#: ``propagation`` choices: UniGNN's degree-normalised operator, or DHG-Bench's un-normalised mean/sum aggregation.
+PROPAGATIONS = ("unignn", "mean", "sum")
 
 
 class UniGCNIIConv(nn.Module):
@@ -27,8 +30,9 @@ class UniGCNIIConv(nn.Module):
     def reset_parameters(self) -> None:
         self.lin.reset_parameters()
 
-    def forward(self, x: Tensor, x0: Tensor, inc: Incidence, alpha: float, beta: float, use_norm: bool) -> Tensor:
-        h = unigcn_propagation(inc) @ x
+    def forward(self, x: Tensor, x0: Tensor, propagation: Propagation, alpha: float, beta: float,
+                use_norm: bool) -> Tensor:
+        h = propagation @ x
         if use_norm:
             h = l2_normalize_rows(h)
         h = torch.lerp(h, x0, alpha)                                            # (1 - alpha) h + alpha x0
@@ -65,8 +69,11 @@ class UniGCNII(HypergraphModel):
         input_dropout (float or None): Dropout on the input features; ``None`` uses ``dropout``, as
             DHG-Bench's code does. (default: :obj:`None`)
         use_norm (bool): L2-normalise rows after propagation. (default: :obj:`False`)
-        activation (str): ``"relu"`` or ``"prelu"`` (one learnable slope, as DHG-Bench's graph-level configs use).
-            (default: :obj:`"relu"`)
+        activation (str): ``"relu"`` or ``"prelu"`` (one learnable slope). DHG-Bench's yamls ask for PReLU but its
+            UniGCNII applies ``F.relu`` whatever they say. (default: :obj:`"relu"`)
+        propagation (str): ``"unignn"``, the UniGNN paper's operator :math:`\mathbf{P}` above; ``"mean"`` or
+            ``"sum"``, the un-normalised two-stage aggregation DHG-Bench's code runs instead
+            (:func:`models.nn.unignn.reduce_propagation`, its ``reduce`` key). (default: :obj:`"unignn"`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
@@ -79,8 +86,9 @@ class UniGCNII(HypergraphModel):
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
                  dropout: float = 0.5, *, alpha: float = 0.3, lamda: float = 0.8, input_dropout: float | None = None,
-                 use_norm: bool = False, activation: str = "relu") -> None:
+                 use_norm: bool = False, activation: str = "relu", propagation: str = "unignn") -> None:
         super().__init__()
+        self.propagation = check_choice("propagation", propagation, PROPAGATIONS)
         check_choice("activation", activation, ("relu", "prelu"))
         self.act = nn.PReLU() if activation == "prelu" else nn.ReLU()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
@@ -104,9 +112,10 @@ class UniGCNII(HypergraphModel):
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        p = unigcn_propagation(inc) if self.propagation == "unignn" else reduce_propagation(inc, self.propagation)
         h = drop(self.features(x), self.input_dropout, self.training)
         h = x0 = self.act(self.lin_in(h))
         for i, conv in enumerate(self.convs):
             h = drop(h, self.dropout, self.training)
-            h = self.act(conv(h, x0, inc, self.alpha, math.log(self.lamda / (i + 1) + 1), self.use_norm))
+            h = self.act(conv(h, x0, p, self.alpha, math.log(self.lamda / (i + 1) + 1), self.use_norm))
         return self.lin_out(drop(h, self.dropout, self.training))

@@ -33,6 +33,19 @@ def unigin_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propaga
     return inc.memo(("unigin", first_aggregate), build)
 
 
+def reduce_propagation(inc: Incidence, reduce: str) -> Propagation:
+    r"""The cached un-normalised two-stage aggregation :math:`\mathbf{x}'_v = \mathrm{reduce}_{e \ni v}\,
+    \mathrm{reduce}_{u \in e}\, \mathbf{x}_u` with ``reduce`` ``"mean"`` or ``"sum"``: what DHG-Bench's UniGCNII
+    code computes (two ``scatter(..., reduce=args.reduce)`` calls, no degree normalisation); its yamls set
+    ``reduce: 'mean'`` everywhere but Trivago. A node in no hyperedge gets 0, as ``scatter`` gives."""
+    def build() -> Propagation:
+        ones = torch.ones_like(inc.deg_v)
+        if reduce == "sum":
+            return inc.propagation(ones, torch.ones_like(inc.deg_e), ones)
+        return inc.propagation(_inv(inc.deg_v), _inv(inc.deg_e), ones)
+    return inc.memo(("reduce", reduce), build)
+
+
 def l2_normalize_rows(x: Tensor) -> Tensor:
     """Rows scaled to unit norm with the scale not back-propagated (UniGNN ``normalize_l2``)."""
     norm = x.detach().norm(dim=1, keepdim=True)

@@ -23,7 +23,7 @@ from models.nn.hgnn import HGNNConv, hypergraph_propagation
 from models.nn.hnhn import hnhn_operators
 from models.nn.hypergcn import hypergcn_laplacian
 from models.nn.tfhnn import tf_message_passing
-from models.nn.unignn import UniGATConv, unigcn_propagation
+from models.nn.unignn import UniGATConv, reduce_propagation, unigcn_propagation
 
 
 def random_hypergraph(num_nodes: int, num_edges: int, max_size: int, seed: int, big: int = 0) -> list[list[int]]:
@@ -281,6 +281,25 @@ def test_unigcn_propagation_matches_loops(regime, first_aggregate):
     np.testing.assert_allclose(got.numpy(), expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("regime", REGIMES)
+@pytest.mark.parametrize("reduce", ["mean", "sum"])
+def test_reduce_propagation_matches_two_scatters(regime, reduce):
+    """DHG-Bench's UniGCNII aggregation: reduce the members of each hyperedge, then the hyperedges of each node."""
+    n, m, size, big = REGIMES[regime]
+    edges = random_hypergraph(n, m, size, seed=14, big=big)
+    n += 1                                                              # one node in no hyperedge: it gets 0
+    x = np.random.default_rng(2).standard_normal((n, 3))
+    agg = np.mean if reduce == "mean" else np.sum
+    h_e = [agg(x[e], axis=0) for e in edges]
+    expected = np.zeros((n, 3))
+    for v in range(n):
+        mine = [h_e[j] for j, e in enumerate(edges) if v in e]
+        if mine:
+            expected[v] = agg(mine, axis=0)
+    got = reduce_propagation(inc_of(edges, n, torch.float64), reduce) @ torch.tensor(x)
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-12)
+
+
 def test_unigat_matches_loops():
     n, edges = 9, random_hypergraph(9, 7, 4, seed=11)
     x = torch.randn(n, 4, dtype=torch.float64)
@@ -301,15 +320,16 @@ def test_unigat_matches_loops():
     np.testing.assert_allclose(got, expected.reshape(n, 6), atol=1e-10)
 
 
-def test_unigcnii_layer_formula():
+@pytest.mark.parametrize("propagation", ["unignn", "mean"])
+def test_unigcnii_layer_formula(propagation):
     n, edges = 8, random_hypergraph(8, 6, 3, seed=12)
     torch.manual_seed(0)
     model = build_model("UniGCNII", in_channels=4, hidden_channels=5, out_channels=2, num_layers=1,
-                        alpha=0.25).double().eval()
+                        alpha=0.25, propagation=propagation).double().eval()
     x = torch.randn(n, 4, dtype=torch.float64)
     inc = inc_of(edges, n, torch.float64)
     x0 = torch.relu(model.lin_in(x))
-    p = unigcn_propagation(inc).to_dense()
+    p = (unigcn_propagation(inc) if propagation == "unignn" else reduce_propagation(inc, "mean")).to_dense()
     beta = math.log(0.8 / 1 + 1)
     mixed = 0.75 * p @ x0 + 0.25 * x0
     hidden = torch.relu((1 - beta) * mixed + beta * mixed @ model.convs[0].lin.weight.t())

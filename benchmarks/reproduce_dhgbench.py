@@ -26,7 +26,8 @@ Hypergraph classification likewise: ``--graph-protocol paper`` (the default here
 node counts so that a graph with more hyperedges than nodes merges hyperedges with the next graphs of its batch
 (``task.protocol=paper``), plus the singleton hyperedges the reference adds for HyperGCN and TF-HNN;
 ``standard`` batches block-diagonally. Under both paper protocols HNHN uses the reference's normalisation
-(``model.normalisation=allset``). Results go to ``DIR/<model>/<dataset>/<task>-<protocol>`` for these two
+(``model.normalisation=allset``). UniGCNII's shipped config is what the reference code runs under every protocol
+(mean aggregation, ReLU, input dropout equal to dropout; see ``models/configs/UniGCNII.yaml``). Results go to ``DIR/<model>/<dataset>/<task>-<protocol>`` for these two
 tasks and ``DIR/<model>/<dataset>/node`` for node classification.
 """
 

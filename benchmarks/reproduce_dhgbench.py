@@ -26,7 +26,8 @@ Hypergraph classification likewise: ``--graph-protocol paper`` (the default here
 node counts so that a graph with more hyperedges than nodes merges hyperedges with the next graphs of its batch
 (``task.protocol=paper``), plus the singleton hyperedges the reference adds for HyperGCN and TF-HNN;
 ``standard`` batches block-diagonally. Under both paper protocols HNHN uses the reference's normalisation
-(``model.normalisation=allset``). UniGCNII's shipped config is what the reference code runs under every protocol
+(``model.normalisation=allset``), and ED-HNN on hypergraph classification places dropout as the reference does
+(``model.dropout_order=dhgbench``: none on the one-hot degree features). UniGCNII's shipped config is what the reference code runs under every protocol
 (mean aggregation, ReLU, input dropout equal to dropout; see ``models/configs/UniGCNII.yaml``). Results go to ``DIR/<model>/<dataset>/<task>-<protocol>`` for these two
 tasks and ``DIR/<model>/<dataset>/node`` for node classification.
 """
@@ -128,7 +129,8 @@ PROTOCOLS = {"hyperedge": {"paper": ("task.protocol=paper",), "held-out": ()},
 # per model under the paper protocol: the reference's hg_cls loop adds self-loops for HyperGCN and TF-HNN
 # (train_agent.py), and its HNHN normalises by AllSet's unpowered degree sums (generate_HNHN_norm)
 PAPER_MODEL_OVERRIDES = {**{("graph", m): ("task.self_loops=true",) for m in ("HyperGCN", "TF-HNN")},
-                         **{(t, "HNHN"): ("model.normalisation=allset",) for t in ("graph", "hyperedge")}}
+                         **{(t, "HNHN"): ("model.normalisation=allset",) for t in ("graph", "hyperedge")},
+                         ("graph", "ED-HNN"): ("model.dropout_order=dhgbench",)}
 TASK_OF = {"node": ("cora", "cora-ca", "twitch-gamers"), "hyperedge": ("cora", "cora-ca"), "graph": _GRAPH_SETS}
 
 

@@ -81,6 +81,9 @@ class EDHNN(HypergraphModel):
         classifier_hidden (int or None): Classifier width; ``None`` uses ``hidden_channels``.
             (default: :obj:`None`)
         activation (str): ``"relu"``, ``"prelu"`` or ``"identity"`` after each step. (default: :obj:`"prelu"`)
+        dropout_order (str): ``"paper"``, dropout placed as above (the ED-HNN code); ``"dhgbench"``, as DHG-Bench's
+            code places it: none on the input features, after the input map (so :math:`\mathbf{X}^{(0)}` is the
+            dropped one) and after each step's activation. (default: :obj:`"paper"`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
@@ -95,8 +98,9 @@ class EDHNN(HypergraphModel):
                  dropout: float = 0.5, *, mlp1_layers: int = 2, mlp2_layers: int = 2, mlp3_layers: int = 2,
                  aggregate: str = "mean", alpha: float = 0.5, normalization: str = "ln", input_norm: bool = True,
                  classifier_layers: int = 1, classifier_hidden: int | None = None,
-                 activation: str = "prelu") -> None:
+                 activation: str = "prelu", dropout_order: str = "paper") -> None:
         super().__init__()
+        self.dropout_order = check_choice("dropout_order", dropout_order, ("paper", "dhgbench"))
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         for name, depth in (("mlp1_layers", mlp1_layers), ("mlp2_layers", mlp2_layers),
                             ("mlp3_layers", mlp3_layers)):
@@ -125,7 +129,13 @@ class EDHNN(HypergraphModel):
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
-        h = x0 = F.relu(self.lin_in(drop(self.features(x), self.dropout, self.training)))
+        p, train = self.dropout, self.training
+        if self.dropout_order == "dhgbench":
+            h = x0 = drop(F.relu(self.lin_in(self.features(x))), p, train)
+            for _ in range(self.num_layers):
+                h = drop(self.act(self.conv(h, x0, inc)), p, train)
+            return self.classifier(h)
+        h = x0 = F.relu(self.lin_in(drop(self.features(x), p, train)))
         for _ in range(self.num_layers):
-            h = self.act(self.conv(drop(h, self.dropout, self.training), x0, inc))
-        return self.classifier(drop(h, self.dropout, self.training))
+            h = self.act(self.conv(drop(h, p, train), x0, inc))
+        return self.classifier(drop(h, p, train))

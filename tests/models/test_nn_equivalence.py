@@ -368,6 +368,36 @@ def test_edhnn_without_mlps_is_mean_diffusion(alpha):
     torch.testing.assert_close(conv(x, x0, inc), expected)
 
 
+@pytest.mark.parametrize("order", ["paper", "dhgbench"])
+def test_edhnn_dropout_order(order):
+    """Where dropout acts, seen from the layers' inputs: the ED-HNN code drops the raw features and each step's
+    input but not X0; DHG-Bench's code leaves the raw features alone and uses the dropped input map as X0."""
+    n, edges = 10, random_hypergraph(10, 8, 4, seed=16)
+    torch.manual_seed(0)
+    model = build_model("ED-HNN", in_channels=6, hidden_channels=8, out_channels=3, num_layers=1, dropout=0.5,
+                        dropout_order=order).train()
+    seen = {}
+    model.lin_in.register_forward_pre_hook(lambda m, args: seen.update(lin_in=args[0]))   # hooks return None
+    model.lin_in.register_forward_hook(lambda m, args, out: seen.update(map=torch.relu(out)))
+    model.conv.register_forward_pre_hook(lambda m, args: seen.update(conv=args[:2]))
+    x = torch.rand(n, 6) + 0.5                                          # no zeros of its own
+    model(x, index_of(edges))
+    h, x0 = seen["conv"]
+    if order == "paper":
+        assert (seen["lin_in"] == 0).any()                              # raw features dropped
+        torch.testing.assert_close(x0, seen["map"])                     # X0 not dropped ...
+        assert (h == 0).sum() > (x0 == 0).sum()                         # ... the step's input is
+    else:
+        torch.testing.assert_close(seen["lin_in"], x)                   # raw features untouched
+        assert h is x0 and (x0 == 0).sum() > (seen["map"] == 0).sum()   # X0 is the dropped input map
+    model.eval()
+    out = model(x, index_of(edges))
+    other = build_model("ED-HNN", in_channels=6, hidden_channels=8, out_channels=3, num_layers=1, dropout=0.5,
+                        dropout_order="dhgbench" if order == "paper" else "paper")
+    other.load_state_dict(model.state_dict())
+    torch.testing.assert_close(other.eval()(x, index_of(edges)), out)   # same function when nothing drops
+
+
 # -------------------------------------------------------------------------------------------------- TF-HNN
 
 @pytest.mark.parametrize("regime", REGIMES)

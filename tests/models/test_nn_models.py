@@ -103,6 +103,7 @@ VARIANTS = [
     ("AllDeepSets", {"aggregate": "mean", "mlp_num_layers": 1, "input_norm": False, "normalization": "bn"}),
     ("AllDeepSets", {"gpr": True, "num_layers": 1}),
     ("ED-HNN", {"mlp1_layers": 0, "mlp2_layers": 0, "mlp3_layers": 0, "aggregate": "sum", "activation": "relu"}),
+    ("ED-HNN", {"num_layers": 2, "dropout_order": "dhgbench"}),
     ("ED-HNN", {"mlp2_layers": 1, "classifier_layers": 2, "classifier_hidden": 6, "activation": "identity"}),
     ("TF-HNN", {"alpha": 1.0, "num_layers": 1, "mlp_num_layers": 1}),
 ]
@@ -273,7 +274,7 @@ def test_bad_common_arguments(name, kwargs):
     ("AllSetTransformer", {"heads": 3}), ("AllSetTransformer", {"mlp_num_layers": 0}),
     ("AllDeepSets", {"aggregate": "max"}), ("AllDeepSets", {"decoder_hidden": 0}),
     ("AllDeepSets", {"mlp_num_layers": 0}),
-    ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"alpha": 2.0}),
+    ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"dropout_order": "allset"}), ("ED-HNN", {"alpha": 2.0}),
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
 ])
 def test_bad_model_specific_arguments(name, kwargs):

@@ -324,6 +324,17 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
     assert ("graph", "HGNN") not in repro.PAPER_MODEL_OVERRIDES
 
 
+def test_reproduction_paper_overrides_resolve_and_build():
+    """Every reference-behaviour switch the script adds is a valid key with a value its model accepts."""
+    from models.nn import build_model
+    repro = load_reproduction_script()
+    for (task, model), extra in repro.PAPER_MODEL_OVERRIDES.items():
+        dataset = repro.TASK_OF[task][0]
+        cfg = TR.resolve_config(model, task, dataset, overrides=repro.PROTOCOLS[task]["paper"] + extra)
+        assert cfg.task.protocol == "paper"
+        build_model(model, in_channels=4, hidden_channels=8, out_channels=2, **cfg.model)
+
+
 @pytest.mark.parametrize("select,epochs,want", [("best_val", 5, [2, 4]), ("last", 5, [2, 4, 5]),
                                                 ("best_val", 1, [1])])
 def test_evaluation_schedule_follows_the_reference(tmp_path, select, epochs, want):

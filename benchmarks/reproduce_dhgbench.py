@@ -27,9 +27,10 @@ node counts so that a graph with more hyperedges than nodes merges hyperedges wi
 (``task.protocol=paper``), plus the singleton hyperedges the reference adds for HyperGCN and TF-HNN;
 ``standard`` batches block-diagonally. Under both paper protocols HNHN uses the reference's normalisation
 (``model.normalisation=allset``), and ED-HNN on hypergraph classification places dropout as the reference does
-(``model.dropout_order=dhgbench``: none on the one-hot degree features). UniGCNII's shipped config is what the reference code runs under every protocol
-(mean aggregation, ReLU, input dropout equal to dropout; see ``models/configs/UniGCNII.yaml``). Results go to ``DIR/<model>/<dataset>/<task>-<protocol>`` for these two
-tasks and ``DIR/<model>/<dataset>/node`` for node classification.
+(``model.dropout_order=dhgbench``: none on the one-hot degree features). UniGCNII's shipped config is what the
+reference code runs under every protocol (mean aggregation, ReLU, input dropout equal to dropout; see
+``models/configs/UniGCNII.yaml``). Results go to ``DIR/<model>/<dataset>/<task>-<protocol>`` for these two tasks
+and ``DIR/<model>/<dataset>/node`` for node classification.
 """
 
 from __future__ import annotations

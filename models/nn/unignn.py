@@ -9,6 +9,7 @@ from torch_geometric.utils import scatter, softmax
 from ._common import (HypergraphModel, Incidence, Linear, Propagation, SparseOperator, _inv, check_bool,
                       check_choice, check_common, check_float, check_int, check_probability, dropout as drop,
                       glorot_)
+from .hgnn import hypergraph_propagation
 from .registry import register_model
 
 
@@ -34,16 +35,15 @@ def unigin_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propaga
 
 
 def reduce_propagation(inc: Incidence, reduce: str) -> Propagation:
-    r"""The cached un-normalised two-stage aggregation :math:`\mathbf{x}'_v = \mathrm{reduce}_{e \ni v}\,
+    r"""The un-normalised two-stage aggregation :math:`\mathbf{x}'_v = \mathrm{reduce}_{e \ni v}\,
     \mathrm{reduce}_{u \in e}\, \mathbf{x}_u` with ``reduce`` ``"mean"`` or ``"sum"``: what DHG-Bench's UniGCNII
     code computes (two ``scatter(..., reduce=args.reduce)`` calls, no degree normalisation); its yamls set
-    ``reduce: 'mean'`` everywhere but Trivago. A node in no hyperedge gets 0, as ``scatter`` gives."""
-    def build() -> Propagation:
-        ones = torch.ones_like(inc.deg_v)
-        if reduce == "sum":
-            return inc.propagation(ones, torch.ones_like(inc.deg_e), ones)
-        return inc.propagation(_inv(inc.deg_v), _inv(inc.deg_e), ones)
-    return inc.memo(("reduce", reduce), build)
+    ``reduce: 'mean'`` everywhere but Trivago. Mean-of-means is HGNN's random-walk operator
+    :math:`\mathbf{D}_v^{-1} \mathbf{H} \mathbf{D}_e^{-1} \mathbf{H}^\top` and sum-of-sums UniGIN's with summed
+    members, so both are those cached operators. A node in no hyperedge gets 0, as ``scatter`` gives."""
+    if reduce == "mean":
+        return hypergraph_propagation(inc, symmetric=False)
+    return unigin_propagation(inc, "sum")
 
 
 def l2_normalize_rows(x: Tensor) -> Tensor:

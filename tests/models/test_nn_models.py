@@ -274,7 +274,8 @@ def test_bad_common_arguments(name, kwargs):
     ("AllSetTransformer", {"heads": 3}), ("AllSetTransformer", {"mlp_num_layers": 0}),
     ("AllDeepSets", {"aggregate": "max"}), ("AllDeepSets", {"decoder_hidden": 0}),
     ("AllDeepSets", {"mlp_num_layers": 0}),
-    ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"dropout_order": "allset"}), ("ED-HNN", {"alpha": 2.0}),
+    ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"alpha": 2.0}),
+    ("ED-HNN", {"dropout_order": "allset"}),
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
 ])
 def test_bad_model_specific_arguments(name, kwargs):

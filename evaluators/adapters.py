@@ -37,6 +37,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Protocol
 
 __all__ = ["Sample", "ModelInfo", "Adapter", "AdapterError", "ADAPTERS", "register_adapter", "make_adapter",
@@ -177,55 +178,129 @@ class HFConfig:
         _check(self.device is None or isinstance(self.device, str), "device must be a string such as 'cuda' or 'cpu'")
 
 
-class HFAdapter:
-    """A transformers image-text-to-text model, prompted through its own chat template.
+def _looks_like_path(model: str) -> bool:
+    """A spec meant as a local folder (absolute, ./, ../ or ~), as opposed to a Hub id such as ``org/name``."""
+    return Path(model).expanduser().is_absolute() or model.startswith((".", "~"))
 
-    The user turn is the image (when the sample has one) followed by the prompt text; decoding is greedy
+
+def _load_error(model: str, exc: Exception) -> ValueError:
+    """One line for a checkpoint that cannot be loaded: a missing folder, an unknown or unreachable Hub id."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if _looks_like_path(model):
+        return ValueError(f"hf:{model}: no such model folder")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    where = "offline (HF_HUB_OFFLINE=1), and it is not in the local cache" if offline else first
+    return ValueError(f"hf:{model}: not a local model folder and not a loadable Hub model: {where}")
+
+
+def model_kind(model: str, revision: str | None = None) -> str:
+    """``"vision"`` for an image-text-to-text checkpoint, ``"text"`` for a causal LM (no vision tower).
+
+    Anything else (an encoder, a seq2seq model, ...) is refused with a message naming the architecture."""
+    from transformers import AutoConfig
+    from transformers.models.auto import modeling_auto
+
+    if _looks_like_path(model) and not Path(model).expanduser().is_dir():
+        raise ValueError(f"hf:{model}: no such model folder")
+    try:
+        config = AutoConfig.from_pretrained(model, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise _load_error(model, exc) from None
+    if config.model_type in modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+        return "vision"
+    if config.model_type in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "text"
+    architectures = ", ".join(config.architectures or [config.model_type])
+    raise ValueError(f"hf:{model}: {architectures} is neither an image-text-to-text model nor a causal language "
+                     "model; the harness needs one of these")
+
+
+class HFAdapter:
+    """A transformers model prompted through its own chat template: an image-text-to-text LVLM, or a text-only LLM.
+
+    An LVLM's user turn is the image (when the sample has one) followed by the prompt text. A checkpoint without a
+    vision tower (a causal LM, e.g. the LLM behind an LVLM: HyperGVL sec. 3.3) is loaded with
+    ``AutoModelForCausalLM`` and gets the prompt text alone; it refuses samples with images. Decoding is greedy
     (``do_sample=False``); batches are left-padded so every sequence continues from its last prompt token.
+
+    :meth:`prepare` (chat template, image decoding, the processor) is CPU work the harness runs ahead in its
+    prefetch threads; :meth:`run` is the model's part. ``generate(batch) == run(prepare(batch))``.
     """
 
     def __init__(self, model: str, config: HFConfig):
         import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor, AutoTokenizer
 
         self.name, self.config = model, config
+        self.kind = model_kind(model, config.revision)
         self.device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.processor = AutoProcessor.from_pretrained(model, revision=config.revision)
-        tokenizer = self.processor.tokenizer
+        dtype = config.dtype if config.dtype == "auto" else getattr(torch, config.dtype)
+        try:
+            if self.kind == "vision":
+                self.processor = AutoProcessor.from_pretrained(model, revision=config.revision)
+                tokenizer = self.processor.tokenizer
+                auto = AutoModelForImageTextToText
+            else:
+                self.processor = tokenizer = AutoTokenizer.from_pretrained(model, revision=config.revision)
+                auto = AutoModelForCausalLM
+            self.model = auto.from_pretrained(model, revision=config.revision, dtype=dtype)
+        except OSError as exc:
+            raise _load_error(model, exc) from None
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        dtype = config.dtype if config.dtype == "auto" else getattr(torch, config.dtype)
-        self.model = AutoModelForImageTextToText.from_pretrained(model, revision=config.revision, dtype=dtype)
+        self.tokenizer = tokenizer
         self.model.to(self.device).eval()
         generation = copy.deepcopy(self.model.generation_config)
         generation.update(do_sample=False, temperature=None, top_p=None, top_k=None,
                           max_new_tokens=config.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
         self.generation = generation
 
-    def _prompt(self, sample: Sample) -> str:
-        content = [{"type": "image"}] if sample.image is not None else []
-        content.append({"type": "text", "text": sample.prompt})
-        return self.processor.apply_chat_template([{"role": "user", "content": content}],
-                                                  add_generation_prompt=True, tokenize=False)
+    @property
+    def takes_images(self) -> bool:
+        return self.kind == "vision"
 
-    def _generate(self, chunk: list[Sample]) -> list[str]:
+    def _prompt(self, sample: Sample) -> str:
+        if self.kind == "text":
+            if sample.image is not None:
+                raise ValueError(f"hf:{self.name} is a text-only model and takes no images; evaluate it with "
+                                 "--visual-reps none")
+            messages = [{"role": "user", "content": sample.prompt}]
+        else:
+            content = [{"type": "image"}] if sample.image is not None else []
+            content.append({"type": "text", "text": sample.prompt})
+            messages = [{"role": "user", "content": content}]
+        return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def prepare(self, batch: list[Sample]) -> list:
+        """Tokenised, padded model inputs (CPU tensors), one per chunk of ``config.batch_size`` samples."""
+        _check_batch(batch)
+        size, chunks = self.config.batch_size, []
+        for start in range(0, len(batch), size):
+            chunk = batch[start:start + size]
+            texts = [self._prompt(sample) for sample in chunk]
+            if self.kind == "text":
+                chunks.append(self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False))
+                continue
+            images = [_pil_image(sample.image) for sample in chunk if sample.image is not None]
+            chunks.append(self.processor(text=texts, images=images or None, padding=True, return_tensors="pt"))
+        return chunks
+
+    def run(self, prepared: list) -> list[str]:
         import torch
 
-        texts = [self._prompt(sample) for sample in chunk]
-        images = [_pil_image(sample.image) for sample in chunk if sample.image is not None]
-        inputs = self.processor(text=texts, images=images or None, padding=True, return_tensors="pt")
-        inputs = inputs.to(self.device)
-        if "pixel_values" in inputs:
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
-        with torch.inference_mode():
-            output = self.model.generate(**inputs, generation_config=self.generation)
-        return self.processor.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        out = []
+        for inputs in prepared:
+            inputs = inputs.to(self.device)
+            if "pixel_values" in inputs:
+                inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+            with torch.inference_mode():
+                output = self.model.generate(**inputs, generation_config=self.generation)
+            out += self.tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+        return out
 
     def generate(self, batch: list[Sample]) -> list[str]:
-        _check_batch(batch)
-        size = self.config.batch_size
-        return [text for start in range(0, len(batch), size) for text in self._generate(batch[start:start + size])]
+        return self.run(self.prepare(batch))
 
     def info(self) -> ModelInfo:
         revision = self.config.revision or getattr(self.model.config, "_commit_hash", None)
@@ -286,8 +361,13 @@ class OpenAIAdapter:
         self._lock = threading.Lock()
         self._served_model: str | None = None
 
+    @property
+    def concurrency(self) -> int:
+        """Requests kept in flight: the harness runs a sliding window of this many (``evaluators.pipeline``)."""
+        return self.config.concurrency
+
     def _payload(self, sample: Sample) -> bytes:
-        content: list[dict] = []
+        content: list[dict] = []  # without an image, a text-only message: the one text part
         if sample.image is not None:
             url = "data:image/png;base64," + base64.b64encode(_png_bytes(sample.image)).decode("ascii")
             content.append({"type": "image_url", "image_url": {"url": url}})
@@ -332,8 +412,8 @@ class OpenAIAdapter:
                 time.sleep(delay)
         raise AdapterError(f"{self.url}: no response after {attempts} attempts; last error: {last_error}")
 
-    def _one(self, sample: Sample) -> str:
-        data = self._post(self._payload(sample))
+    def _one(self, payload: bytes) -> str:
+        data = self._post(payload)
         try:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -344,12 +424,20 @@ class OpenAIAdapter:
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         return content if isinstance(content, str) else ""
 
-    def generate(self, batch: list[Sample]) -> list[str]:
+    def prepare(self, batch: list[Sample]) -> list[bytes]:
+        """The request bodies (image as a base64 PNG data URL): CPU work the harness does ahead of the requests."""
         _check_batch(batch)
-        if not batch:
-            return []
-        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(batch))) as pool:
-            return list(pool.map(self._one, batch))
+        return [self._payload(sample) for sample in batch]
+
+    def run(self, payloads: list[bytes]) -> list[str]:
+        """One response per request body, in order, ``concurrency`` requests at a time."""
+        if len(payloads) <= 1:
+            return [self._one(p) for p in payloads]
+        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(payloads))) as pool:
+            return list(pool.map(self._one, payloads))
+
+    def generate(self, batch: list[Sample]) -> list[str]:
+        return self.run(self.prepare(batch))
 
     def info(self) -> ModelInfo:
         """The revision is the model name the server reported (e.g. a dated snapshot), once it has answered."""

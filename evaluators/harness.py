@@ -3,28 +3,50 @@
 HyperGVL sec. 3.1: "For all LVLMs, the zero-shot setting is adopted for the evaluation. The LVLMs are required to
 provide answers in predefined formats". Each expanded sample (a text representation, then the E.2 question, plus
 one visual representation) goes to the model; the raw response is verified by the ``hypergvl_accuracy`` metric.
+Sec. 3.3 compares LVLMs with their LLMs: ``--visual-reps none`` sends the text representation and question only.
+
+A run is the set of sample ids its selection names (:class:`Selection`: tasks, representations, limit, routing);
+processes, shards and reruns only partition that set, so every partition merges to the same records:
+
+* ``accelerate launch -m hypergvl_dataset evaluate ...``: each rank answers every world-size-th sample still to
+  answer and appends to ``samples.rank<R>.jsonl``; the main process merges the rank files into ``samples.jsonl``
+  and writes ``results.json``. A rerun after a crash, with any world size, reads every file and skips what is done.
+* ``--shard I/N``: only the samples whose id hashes to shard I (:func:`shard_of`); ``hypergvl merge`` combines the
+  N shard folders, refusing overlaps, gaps and shards of different runs.
+* ``--routing SPEC`` (``router:DIR``, ``rand``, ``top``, ``oracle:RUN``): one sample per meta problem, the pair a
+  routing policy (:mod:`router.policies`) chooses (HyperGVL sec. 4); each record names the policy.
+
+On a questions-only set (``hypergvl strip``) the raw responses are recorded unscored (no ``correct``) and
+``results.json`` says ``"scored": false``; ``hypergvl score RUN --dataset FULL_BUILD`` scores them later.
 
 Output folder::
 
     samples.jsonl   one line per answered sample: id, meta_id, task, text_rep, visual_rep, scale, source, response,
-                    parsed, correct, unparsed, latency_s (appended and fsync'ed batch by batch: a crash loses at
-                    most the batch in flight, and a rerun skips every sample already answered)
-    results.json    the leaderboard submission (written atomically at the end)
+                    latency_s, and (scored) parsed, correct, unparsed, reference; (routed) routing. Lines are
+                    appended and flushed as answers arrive (fsync'ed at least every second): a crash loses at most
+                    the requests in flight, and a rerun skips every sample already answered
+    results.json    the leaderboard submission (written atomically at the end; schema in :func:`write_results`)
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from hypergvl_dataset.cli import UserError, command
 
-SUBMISSION_FORMAT = 1
+SUBMISSION_FORMAT = 2
+LOG = "samples.jsonl"
+RESULTS = "results.json"
+FSYNC_EVERY_S = 1.0
 
 
+# ================================================================================================ inputs
 def load_rows(dataset: str):
     """Meta-problem rows of a local build folder or a Hub dataset id (split ``test``)."""
     from datasets import load_dataset
@@ -37,141 +59,440 @@ def load_rows(dataset: str):
         raise UserError(f"cannot load dataset {dataset!r}: {type(exc).__name__}: {exc}") from None
 
 
-def dataset_digests(dataset: str) -> dict[str, str]:
-    """sha256 of each parquet shard: computed for a local folder, read from the card's table for a Hub id."""
+def dataset_info(dataset: str) -> dict:
+    """What a results file records about the data: id, sha256 of every shard, of the whole build, and whether it is
+    a questions-only set (with the digest of the full build it came from)."""
+    from hypergvl_dataset.questions import build_digest, file_digests, questions_only_info
+
     path = Path(dataset)
     if path.is_dir():
-        return {str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(path.glob("data/*/*.parquet"))}
+        digests = file_digests(path)
+        q = questions_only_info(path)
+    else:
+        digests, q = _hub_digests(dataset), None
+    return {"id": dataset, "sha256": digests, "build_sha256": build_digest(digests) if digests else None,
+            "questions_only": q is not None, "full_build_sha256": q["full_build_sha256"] if q else None}
+
+
+def _hub_digests(dataset: str) -> dict[str, str]:
+    """The card's table of shard digests for a Hub id (informative: a missing card leaves them empty)."""
+    import re
+
     try:
         from huggingface_hub import hf_hub_download
 
         card = Path(hf_hub_download(dataset, "README.md", repo_type="dataset")).read_text()
-    except Exception:  # noqa: BLE001 - digests are informative; a missing card leaves them empty
+    except Exception:  # noqa: BLE001
         return {}
-    import re
-
     return dict(re.findall(r"\| `(data/[^`]+)` \| `([0-9a-f]{64})` \|", card))
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which samples a run answers. Every field is recorded in ``results.json``; shards of one run differ only in
+    ``shard``."""
+
+    tasks: tuple[str, ...] | None = None
+    text_reps: tuple[str, ...] | None = None
+    visual_reps: tuple[str, ...] | None = None
+    limit: int | None = None
+    routing: str | None = None
+    shard: tuple[int, int] | None = None  # (index, count)
+
+    def __post_init__(self):
+        from hypergvl_dataset.tasks import TASKS
+
+        for t in self.tasks or ():
+            if t not in TASKS:
+                raise UserError(f"unknown task {t!r}; choose from {', '.join(TASKS)}")
+        if self.limit is not None and self.limit < 1:
+            raise UserError("--limit must be at least 1")
+        if self.shard is not None:
+            i, n = self.shard
+            if not (n >= 1 and 0 <= i < n):
+                raise UserError(f"--shard must be I/N with 0 <= I < N, got {i}/{n}")
+        if self.routing is not None and (self.text_reps or self.visual_reps):
+            raise UserError("--routing chooses the representations itself; drop --text-reps/--visual-reps")
+
+    @property
+    def text_only(self) -> bool:
+        from hypergvl_dataset.builder import TEXT_ONLY
+
+        return self.visual_reps == (TEXT_ONLY,)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    i, sep, n = text.partition("/")
+    if not sep or not i.isdigit() or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}")
+    return int(i), int(n)
+
+
+def shard_of(sample_id: str, count: int) -> int:
+    """The shard of a sample: a hash of its id, so shards are fixed whatever the order or the other samples."""
+    return int.from_bytes(hashlib.blake2b(sample_id.encode(), digest_size=8).digest(), "big") % count
+
+
+def selection_digest(ids) -> str:
+    return hashlib.sha256("".join(f"{i}\n" for i in sorted(ids)).encode()).hexdigest()
+
+
+def plan(rows, selection: Selection):
+    """``(vqa, indices, routing_name, full_ids)``: the expanded samples, the numbers of those this run (or shard)
+    answers, the routing policy's name, and the ids of the whole selection before sharding."""
+    from hypergvl_dataset.builder import expand
+
+    if selection.tasks:
+        wanted = set(selection.tasks)
+        rows = rows.filter(lambda t: t in wanted, input_columns=["task"])
+    vqa = expand(rows, selection.text_reps, selection.visual_reps, decode_images=False)
+    policy_name = None
+    if selection.routing is None:
+        indices = list(range(len(vqa)))
+    else:
+        try:
+            from router.policies import make_policy
+        except ModuleNotFoundError as exc:
+            raise UserError(f"--routing needs the router package ({exc})") from None
+        try:
+            policy = make_policy(selection.routing)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        text_cols = [c for c in rows.column_names if not c.startswith("image_")]
+        choices = policy.choose(rows.select_columns(text_cols).to_list())
+        if len(choices) != len(rows):
+            raise UserError(f"routing {policy.name} chose {len(choices)} pairs for {len(rows)} meta problems")
+        try:
+            indices = [vqa.index(r, t, v) for r, (t, v) in enumerate(choices)]
+        except ValueError as exc:
+            raise UserError(f"routing {policy.name} chose an unknown representation: {exc}") from None
+        policy_name = policy.name
+    if selection.limit is not None:
+        indices = indices[:selection.limit]
+    full_ids = [vqa.sample_id(k) for k in indices]
+    if selection.shard is not None:
+        i, n = selection.shard
+        indices = [k for k, sid in zip(indices, full_ids) if shard_of(sid, n) == i]
+    return vqa, indices, policy_name, full_ids
+
+
+# ================================================================================================ run log
 def _drop_partial_tail(path: Path) -> None:
     """Cut a last line left unfinished by a crash, so appending starts on a fresh line."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 1))
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
         data = f.read()
-        if not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
+        f.truncate(data.rfind(b"\n") + 1)
 
 
-def _read_done(path: Path) -> dict[str, dict]:
-    _drop_partial_tail(path)
-    done = {}
-    if path.exists():
+def log_files(out: Path) -> list[Path]:
+    """The merged log first, then every rank's (from any world size)."""
+    return [p for p in [out / LOG] if p.exists()] + sorted(out.glob("samples.rank*.jsonl"))
+
+
+def read_records(paths) -> dict[str, dict]:
+    """Records by sample id over several logs (the first copy wins); lines cut short by a crash are skipped."""
+    done: dict[str, dict] = {}
+    for path in paths:
         with open(path, encoding="utf-8") as f:
             for line in f:
+                if not line.endswith("\n"):
+                    continue  # unfinished last line: that sample is asked again
                 try:
                     rec = json.loads(line)
-                    done[rec["id"]] = rec
-                except (json.JSONDecodeError, KeyError):
-                    continue  # a line cut short by a crash: that sample is asked again
+                    done.setdefault(rec["id"], rec)
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
     return done
+
+
+def write_log(path: Path, records: dict[str, dict]) -> None:
+    """All records, sorted by id, written atomically."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for key in sorted(records):
+            f.write(json.dumps(records[key], ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def consolidate(out: Path) -> dict[str, dict]:
+    """Merge the rank logs into ``samples.jsonl`` (atomically, then remove them); returns every record."""
+    files = log_files(out)
+    records = read_records(files)
+    ranks = [p for p in files if p.name != LOG]
+    if ranks:
+        write_log(out / LOG, records)
+        for p in ranks:
+            p.unlink()
+    return records
+
+
+# ================================================================================================ results
+def score_records(records: list[dict]) -> dict:
+    """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
+    import evaluate
+
+    from . import metric_path
+
+    metric = evaluate.load(metric_path("hypergvl_accuracy"))
+    return metric.compute(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
+                          text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
+                          scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
+
+
+def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: dict, selection: dict,
+                  text_only: bool) -> dict:
+    """Write ``results.json`` (format 2) atomically and return it.
+
+    Keys: ``format``; ``model`` (name, type, revision, num_parameters); ``dataset`` (id, sha256 per shard,
+    build_sha256, questions_only, full_build_sha256); ``selection`` (tasks, text_reps, visual_reps, limit, routing,
+    shard, num_samples and digest of the whole selection before sharding); ``text_only``; ``scored``;
+    ``num_samples`` (answered here); ``scores`` (the ``hypergvl_accuracy`` output, or None unscored);
+    ``mean_latency_s``."""
+    recs = [records[k] for k in sorted(records)]
+    scored = bool(recs) and all("reference" in r for r in recs)
+    results = {"format": SUBMISSION_FORMAT, "model": model, "dataset": dataset, "selection": selection,
+               "text_only": text_only, "scored": scored, "num_samples": len(recs),
+               "scores": score_records(recs) if scored else None,
+               "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None}
+    tmp = out / f".{RESULTS}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, out / RESULTS)
+    return results
+
+
+# ================================================================================================ evaluate
+def _distributed():
+    """accelerate's process state when launched with several processes (``accelerate launch``), else None."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    from datetime import timedelta
+
+    from accelerate import PartialState
+
+    return PartialState(timeout=timedelta(hours=12))  # ranks wait for the slowest at the end
 
 
 def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps=None, visual_reps=None,
                    limit: int | None = None, batch_size: int = 8, model_options: dict | None = None,
-                   progress: bool = True) -> dict:
-    """Answer every selected sample (skipping those already in ``out/samples.jsonl``) and write ``results.json``."""
-    import evaluate
+                   progress: bool = True, shard: tuple[int, int] | None = None, routing: str | None = None,
+                   prefetch_workers: int = 2) -> dict | None:
+    """Answer every selected sample not yet in ``out`` and write ``results.json``.
+
+    Returns the results (None on the non-main ranks of a distributed run)."""
     from tqdm.auto import tqdm
 
-    from hypergvl_dataset.builder import expand
-    from hypergvl_dataset.tasks import TASKS, score_response
+    from hypergvl_dataset.tasks import score_response
 
     from . import baselines  # noqa: F401 - registers baseline:*
     from .adapters import Sample, make_adapter
-    from . import metric_path
+    from .pipeline import answers, prefetch, window_size
 
-    for t in tasks or ():
-        if t not in TASKS:
-            raise UserError(f"unknown task {t!r}; choose from {', '.join(TASKS)}")
-    if limit is not None and limit < 1:
-        raise UserError("--limit must be at least 1")
-    adapter = make_adapter(model, **(model_options or {}))
+    if batch_size < 1:
+        raise UserError("--batch-size must be at least 1")
+    selection = Selection(tuple(tasks) if tasks else None, tuple(text_reps) if text_reps else None,
+                          tuple(visual_reps) if visual_reps else None, limit, routing, shard)
+    state = _distributed()
+    rank, world = (state.process_index, state.num_processes) if state else (0, 1)
+    options = dict(model_options or {})
+    if state is not None and model.startswith("hf:") and "device" not in options:
+        options["device"] = str(state.device)  # this rank's GPU (or the CPU under --cpu)
+    adapter = make_adapter(model, **options)  # fails before any file is touched: earlier answers stay
+    if not selection.text_only and getattr(adapter, "takes_images", True) is False:
+        raise UserError(f"{model} is a text-only model; evaluate it with --visual-reps none")
     rows = load_rows(dataset)
-    if tasks:
-        wanted = set(tasks)
-        rows = rows.filter(lambda t: t in wanted, input_columns=["task"])
-    vqa = expand(rows, text_reps, visual_reps)
-    n = len(vqa) if limit is None else min(limit, len(vqa))
+    vqa, indices, policy_name, full_ids = plan(rows, selection)
     meta = rows.select_columns(["id", "scale", "source"])
-    scale_of = dict(zip(meta["id"], meta["scale"]))
-    source_of = dict(zip(meta["id"], meta["source"]))
+    scale_of, source_of = dict(zip(meta["id"], meta["scale"])), dict(zip(meta["id"], meta["source"]))
 
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "samples.jsonl"
-    done = _read_done(log)
-    todo = [k for k in range(n) if vqa.sample_id(k) not in done]
-    bar = tqdm(total=n, initial=n - len(todo), unit="sample", desc=f"evaluate {model}", disable=not progress)
+    done = read_records(log_files(out))
+    if state is not None:
+        state.wait_for_everyone()  # every rank has read the same files before any rank appends
+    todo = [k for k in indices if vqa.sample_id(k) not in done][rank::world]
+    log = out / (f"samples.rank{rank}.jsonl" if state is not None else LOG)
+    _drop_partial_tail(log)
+
+    def load(ks: list[int]):
+        items = [vqa[k] for k in ks]
+        samples = [Sample(s["prompt"], s["image"]) for s in items]
+        return items, (adapter.prepare(samples) if hasattr(adapter, "prepare") else samples)
+
+    unit = 1 if window_size(adapter) > 1 else batch_size
+    units = [todo[i:i + unit] for i in range(0, len(todo), unit)]
+    stream = prefetch(load, units, workers=prefetch_workers, ahead=max(2 * window_size(adapter), 4))
+    mine = len(indices) if state is None else len(todo)
+    bar = tqdm(total=mine, initial=mine - len(todo), unit="sample", disable=not progress or rank != 0,
+               desc=f"evaluate {model}" + (f" (rank 0 of {world})" if state else ""))
+    last_sync = time.monotonic()
     with open(log, "a", encoding="utf-8") as f:
-        for start in range(0, len(todo), batch_size):
-            items = [vqa[k] for k in todo[start:start + batch_size]]
-            t0 = time.perf_counter()
-            responses = adapter.generate([Sample(s["prompt"], s["image"]) for s in items])
-            latency = (time.perf_counter() - t0) / len(items)
-            lines = []
-            for s, resp in zip(items, responses):
-                verdict = score_response(s["reference"], resp)
+        try:
+            for s, response, latency in answers(adapter, stream):
                 rec = {"id": s["id"], "meta_id": s["meta_id"], "task": s["task"], "text_rep": s["text_rep"],
                        "visual_rep": s["visual_rep"], "scale": scale_of[s["meta_id"]],
-                       "source": source_of[s["meta_id"]], "response": resp, "parsed": verdict.parsed,
-                       "correct": verdict.correct, "unparsed": verdict.unparsed, "latency_s": round(latency, 4),
-                       "reference": s["reference"]}
-                done[rec["id"]] = rec
-                lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
-            f.write("".join(lines))
+                       "source": source_of[s["meta_id"]], "response": response, "latency_s": round(latency, 4)}
+                if s["reference"] is not None:
+                    verdict = score_response(s["reference"], response)
+                    rec.update(parsed=verdict.parsed, correct=verdict.correct, unparsed=verdict.unparsed,
+                               reference=s["reference"])
+                if policy_name is not None:
+                    rec["routing"] = policy_name
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                f.flush()
+                if time.monotonic() - last_sync >= FSYNC_EVERY_S:
+                    os.fsync(f.fileno())
+                    last_sync = time.monotonic()
+                bar.update(1)
+        finally:
             f.flush()
             os.fsync(f.fileno())
-            bar.update(len(items))
-    bar.close()
-
-    records = [done[k] for k in sorted(done)]
-    metric = evaluate.load(metric_path("hypergvl_accuracy"))
-    scores = metric.compute(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
-                            text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
-                            scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
-    info = adapter.info()
-    results = {"format": SUBMISSION_FORMAT, "model": info.to_dict(), "dataset": {
-        "id": dataset, "sha256": dataset_digests(dataset)},
-        "selection": {"tasks": list(tasks) if tasks else None, "text_reps": list(vqa.text_reps),
-                      "visual_reps": list(vqa.visual_reps), "limit": limit},
-        "num_samples": len(records), "scores": scores,
-        "mean_latency_s": sum(r["latency_s"] for r in records) / len(records)}
-    tmp = out / ".results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, out / "results.json")
-    return results
+            bar.close()
+    if state is not None:
+        state.wait_for_everyone()
+        if not state.is_main_process:
+            return None
+    records = consolidate(out)
+    wanted = set(vqa.sample_id(k) for k in indices)
+    records = {k: v for k, v in records.items() if k in wanted}
+    sel = selection.to_dict() | {"routing": policy_name, "num_samples": len(full_ids),
+                                 "digest": selection_digest(full_ids)}
+    return write_results(out, records, model=adapter.info().to_dict(), dataset=dataset_info(dataset),
+                         selection=sel, text_only=selection.text_only)
 
 
+# ================================================================================================ merge, score
+def _load_run(folder: Path) -> tuple[dict, dict[str, dict]]:
+    path = folder / RESULTS
+    try:
+        res = json.loads(path.read_text())
+        res["selection"]["digest"], res["model"]["name"], res["dataset"]["sha256"]
+    except FileNotFoundError:
+        raise UserError(f"{folder} has no {RESULTS}: finish that run first (rerun its evaluate command)") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{path} is not a hypergvl evaluate results file of format {SUBMISSION_FORMAT} ({exc})") from None
+    return res, read_records(log_files(folder))
+
+
+def merge_runs(folders: list[Path], out: Path) -> dict:
+    """Combine the shard folders of one run into ``out``: the same records and results as an unsharded run.
+
+    Refused with a message naming the folders: results of different datasets, models or selections, a shard
+    missing or given twice, a sample in two folders, a sample in the wrong shard, or samples missing."""
+    runs = [(f, *_load_run(f)) for f in folders]
+    first, res0, _ = runs[0]
+    key = lambda r: {k: v for k, v in r["selection"].items() if k != "shard"}  # noqa: E731
+    count = None
+    seen_shards: dict[int, Path] = {}
+    merged: dict[str, dict] = {}
+    owner: dict[str, Path] = {}
+    for folder, res, recs in runs:
+        for what, a, b in (("dataset", res0["dataset"]["sha256"], res["dataset"]["sha256"]),
+                           ("model", res0["model"], res["model"]), ("selection", key(res0), key(res))):
+            if a != b:
+                raise UserError(f"{folder} and {first} are not shards of one run: their {what} differs")
+        shard = res["selection"].get("shard")
+        if shard is None:
+            raise UserError(f"{folder} is not a shard (it was run without --shard)")
+        i, n = shard
+        if count is not None and n != count:
+            raise UserError(f"{folder} is shard {i}/{n} but {first} has {count} shards")
+        count = n
+        if i in seen_shards:
+            raise UserError(f"shard {i}/{n} given twice: {seen_shards[i]} and {folder}")
+        seen_shards[i] = folder
+        for sid, rec in recs.items():
+            if shard_of(sid, n) != i:
+                raise UserError(f"{folder}: sample {sid} belongs to shard {shard_of(sid, n)}, not {i}")
+            if sid in owner:
+                raise UserError(f"sample {sid} is in both {owner[sid]} and {folder}")
+            owner[sid] = folder
+            merged[sid] = rec
+    missing = sorted(set(range(count)) - set(seen_shards))
+    if missing:
+        raise UserError(f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}")
+    want = res0["selection"]["num_samples"]
+    if len(merged) != want or selection_digest(merged) != res0["selection"]["digest"]:
+        raise UserError(f"the shards hold {len(merged)} of the run's {want} samples (or other samples): "
+                        "rerun the incomplete shards before merging")
+    out.mkdir(parents=True, exist_ok=True)
+    write_log(out / LOG, merged)
+    sel = dict(res0["selection"], shard=None)
+    return write_results(out, merged, model=res0["model"], dataset=res0["dataset"], selection=sel,
+                         text_only=res0["text_only"])
+
+
+def score_run(run: Path, dataset: str, out: Path) -> dict:
+    """Score the raw responses of a run over a questions-only set against the full build it was stripped from."""
+    from hypergvl_dataset.tasks import score_response
+
+    res, recs = _load_run(run)
+    full = dataset_info(dataset)
+    expected = res["dataset"].get("full_build_sha256") or res["dataset"].get("build_sha256")
+    if expected != full["build_sha256"]:
+        raise UserError(f"{run} was answered on a set derived from build {expected}, not from {dataset} "
+                        f"({full['build_sha256']})")
+    rows = load_rows(dataset).select_columns(["id", "reference"])
+    reference = dict(zip(rows["id"], rows["reference"]))
+    scored = {}
+    for sid, rec in recs.items():
+        ref = reference.get(rec["meta_id"])
+        if ref is None:
+            raise UserError(f"{run}: sample {sid} has no meta problem {rec['meta_id']} in {dataset}")
+        v = score_response(ref, rec["response"])
+        scored[sid] = dict(rec, parsed=v.parsed, correct=v.correct, unparsed=v.unparsed, reference=ref)
+    out.mkdir(parents=True, exist_ok=True)
+    write_log(out / LOG, scored)
+    return write_results(out, scored, model=res["model"], dataset=dict(res["dataset"], scored_against=full),
+                         selection=res["selection"], text_only=res["text_only"])
+
+
+# ================================================================================================ commands
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, help="a build folder (hypergvl build --out) or a Hub dataset id")
     p.add_argument("--model", required=True, help="hf:<id-or-path>, openai:<model>, baseline:random, baseline:symbolic")
     p.add_argument("--out", required=True, type=Path, help="output folder (resumable)")
     p.add_argument("--tasks", nargs="+", metavar="CODE")
     p.add_argument("--text-reps", nargs="+", metavar="REP")
-    p.add_argument("--visual-reps", nargs="+", metavar="REP")
+    p.add_argument("--visual-reps", nargs="+", metavar="REP", help="'none' for text only (an LLM, sec. 3.3)")
     p.add_argument("--limit", type=int, help="evaluate only the first N samples")
     p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--shard", type=parse_shard, metavar="I/N", help="answer only shard I of N (merge with hypergvl merge)")
+    p.add_argument("--routing", metavar="SPEC",
+                   help="one sample per meta problem, chosen by router:DIR, rand[:SEED], top or oracle:RUN_DIR")
+    p.add_argument("--prefetch-workers", type=int, default=2, help="threads preparing samples ahead of the model")
     hf = p.add_argument_group("hf: models")
     hf.add_argument("--device")
     hf.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"])
     hf.add_argument("--max-new-tokens", type=int)
     api = p.add_argument_group("openai: models")
     api.add_argument("--base-url")
-    api.add_argument("--concurrency", type=int)
+    api.add_argument("--concurrency", type=int, help="requests kept in flight (a sliding window; default 4)")
     api.add_argument("--timeout", type=float)
     api.add_argument("--max-retries", type=int)
     p.add_argument("--no-progress", action="store_true")
+
+
+def _summary(res: dict, out: Path) -> str:
+    if not res["scored"]:
+        return f"{res['model']['name']}: {res['num_samples']} raw responses, unscored (questions-only set); wrote {out / RESULTS}"
+    s = res["scores"]
+    nan = float("nan")
+    return (f"{res['model']['name']}: accuracy {s['accuracy']:.2f}% over {res['num_samples']} samples "
+            f"(Avg.U {s['avg_u'] if s['avg_u'] is not None else nan:.2f}, "
+            f"Avg.R {s['avg_r'] if s['avg_r'] is not None else nan:.2f}); wrote {out / RESULTS}")
 
 
 @command("evaluate", _args)
@@ -190,16 +511,42 @@ def _evaluate(args: argparse.Namespace) -> int:
                 options[k] = value
     if prefix == "openai":
         options["concurrency"] = options.get("concurrency", 4)
+    if args.prefetch_workers < 1:
+        raise UserError("--prefetch-workers must be at least 1")
     from .adapters import AdapterError
 
     try:
         res = evaluate_model(args.dataset, args.model, args.out, tasks=args.tasks, text_reps=args.text_reps,
                              visual_reps=args.visual_reps, limit=args.limit, batch_size=args.batch_size,
-                             model_options=options, progress=not args.no_progress)
+                             model_options=options, progress=not args.no_progress, shard=args.shard,
+                             routing=args.routing, prefetch_workers=args.prefetch_workers)
     except AdapterError as exc:
-        raise UserError(f"the model failed: {exc} (answers so far are kept in {args.out / 'samples.jsonl'})") from None
-    s = res["scores"]
-    print(f"{res['model']['name']}: accuracy {s['accuracy']:.2f}% over {res['num_samples']} samples "
-          f"(Avg.U {s['avg_u'] if s['avg_u'] is not None else float('nan'):.2f}, "
-          f"Avg.R {s['avg_r'] if s['avg_r'] is not None else float('nan'):.2f}); wrote {args.out / 'results.json'}")
+        raise UserError(f"the model failed: {exc} (answers so far are kept in {args.out})") from None
+    if res is not None:
+        print(_summary(res, args.out))
+    return 0
+
+
+def _merge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shards", nargs="+", type=Path, help="the output folders of `hypergvl evaluate --shard I/N`")
+    p.add_argument("--out", required=True, type=Path)
+
+
+@command("merge", _merge_args)
+def _merge(args: argparse.Namespace) -> int:
+    """Combine the shard folders of one run into one submission."""
+    print(_summary(merge_runs(args.shards, args.out), args.out))
+    return 0
+
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", type=Path, help="an evaluate output folder over a questions-only set")
+    p.add_argument("--dataset", required=True, help="the full build the questions-only set was stripped from")
+    p.add_argument("--out", required=True, type=Path)
+
+
+@command("score", _score_args)
+def _score(args: argparse.Namespace) -> int:
+    """Score a run's raw responses against the full build (for questions-only sets)."""
+    print(_summary(score_run(args.run, args.dataset, args.out), args.out))
     return 0

@@ -34,6 +34,7 @@ SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
 TEXT_COLUMNS = ("text_lo_inc", "text_n_pair", "text_adj_mat", "text_ho_neigh", "text_ho_inc", "text_n_set",
                 "text_inc_mat")
 VISUAL_REPS = ("enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp")
+TEXT_ONLY = "none"  # the visual "representation" of a text-only sample (an LLM's prompt, HyperGVL sec. 3.3)
 BUILD_FORMAT = 1
 
 
@@ -366,35 +367,64 @@ class ExpandedDataset:
 
     ``len`` is rows x text_reps x visual_reps; item ``k`` holds ``id``, ``meta_id``, ``task``, ``text_rep``,
     ``visual_rep``, ``prompt`` (text representation, then the question), ``image`` and ``reference``. Nothing is
-    copied: each item reads its row's one image column from the underlying dataset."""
+    copied: each item reads its row's one image column from the underlying dataset.
 
-    def __init__(self, dataset, text_reps: Sequence[str], visual_reps: Sequence[str]):
+    ``visual_reps=("none",)`` (:data:`TEXT_ONLY`) gives text-only samples (``image`` None) for LLMs (HyperGVL sec.
+    3.3). With ``decode_images=False`` an image is its encoded PNG bytes (for a server that takes the PNG as is, or
+    a loader that decodes in a worker). A questions-only build (:mod:`hypergvl_dataset.questions`) has no
+    ``reference`` column: its samples carry ``reference`` None."""
+
+    def __init__(self, dataset, text_reps: Sequence[str], visual_reps: Sequence[str], decode_images: bool = True):
         from .text import TEXT_REPS
 
         for r in text_reps:
             if r not in TEXT_REPS:
                 raise ValueError(f"unknown text representation {r!r}; choose from {', '.join(TEXT_REPS)}")
         for r in visual_reps:
-            if r not in VISUAL_REPS:
-                raise ValueError(f"unknown visual representation {r!r}; choose from {', '.join(VISUAL_REPS)}")
+            if r not in VISUAL_REPS + (TEXT_ONLY,):
+                raise ValueError(f"unknown visual representation {r!r}; choose from {', '.join(VISUAL_REPS)} "
+                                 f"or {TEXT_ONLY} (text only)")
+        if TEXT_ONLY in visual_reps and len(visual_reps) > 1:
+            raise ValueError(f"visual representation {TEXT_ONLY!r} (text only) cannot be combined with images")
         if not text_reps or not visual_reps:
             raise ValueError("need at least one text and one visual representation")
         self.dataset, self.text_reps, self.visual_reps = dataset, tuple(text_reps), tuple(visual_reps)
         self._per_row = len(self.text_reps) * len(self.visual_reps)
-        base = ["id", "task", "question", "reference"] + [f"text_{r}" for r in self.text_reps]
-        self._text_view = dataset.select_columns(base) if hasattr(dataset, "select_columns") else dataset
-        self._image_views = {r: (dataset.select_columns([f"image_{r}"]) if hasattr(dataset, "select_columns") else dataset)
-                             for r in self.visual_reps}
+        columns = getattr(dataset, "column_names", None) or (list(dataset[0]) if len(dataset) else [])
+        self.has_references = "reference" in columns
+        base = ["id", "task", "question"] + ["reference"] * self.has_references + [f"text_{r}" for r in self.text_reps]
+        select = hasattr(dataset, "select_columns")
+        self._text_view = dataset.select_columns(base) if select else dataset
+        self._image_views = {}
+        for r in self.visual_reps:
+            if r == TEXT_ONLY:
+                continue
+            view = dataset.select_columns([f"image_{r}"]) if select else dataset
+            if not decode_images and select:
+                from datasets import Image
+
+                view = view.cast_column(f"image_{r}", Image(decode=False))
+            self._image_views[r] = view
+        self._decode = decode_images
 
     def __len__(self) -> int:
         return len(self.dataset) * self._per_row
 
-    def sample_id(self, k: int) -> str:
-        """``<meta id>/<text rep>/<visual rep>`` of sample ``k`` without reading the row."""
+    @property
+    def meta_ids(self) -> list[str]:
         if not hasattr(self, "_ids"):
             self._ids = self._text_view["id"]
+        return self._ids
+
+    def sample_id(self, k: int) -> str:
+        """``<meta id>/<text rep>/<visual rep>`` of sample ``k`` without reading the row."""
         row, t, v = self.locate(k)
-        return f"{self._ids[row]}/{t}/{v}"
+        return f"{self.meta_ids[row]}/{t}/{v}"
+
+    def index(self, row: int, text_rep: str, visual_rep: str) -> int:
+        """The sample number of row ``row`` shown as (``text_rep``, ``visual_rep``): the inverse of :meth:`locate`."""
+        return (row * len(self.text_reps) + self.text_reps.index(text_rep)) * len(self.visual_reps) \
+            + self.visual_reps.index(visual_rep)
 
     def locate(self, k: int) -> tuple[int, str, str]:
         if not -len(self) <= k < len(self):
@@ -407,9 +437,14 @@ class ExpandedDataset:
     def __getitem__(self, k: int) -> dict:
         row_idx, t, v = self.locate(k)
         row = self._text_view[row_idx]
+        image = None
+        if v != TEXT_ONLY:
+            image = self._image_views[v][row_idx][f"image_{v}"]
+            if not self._decode and isinstance(image, dict):
+                image = image["bytes"]
         return {"id": f"{row['id']}/{t}/{v}", "meta_id": row["id"], "task": row["task"], "text_rep": t,
                 "visual_rep": v, "prompt": f"{row[f'text_{t}']} {row['question']}",
-                "image": self._image_views[v][row_idx][f"image_{v}"], "reference": row["reference"]}
+                "image": image, "reference": row.get("reference")}
 
     def __iter__(self) -> Iterator[dict]:
         for k in range(len(self)):
@@ -417,6 +452,8 @@ class ExpandedDataset:
 
     def references(self) -> list[str]:
         """The ``reference`` of every sample, in order, without decoding any image (for the metric)."""
+        if not self.has_references:
+            raise ValueError("a questions-only build has no references")
         refs = self._text_view["reference"]
         return [r for r in refs for _ in range(self._per_row)]
 
@@ -427,11 +464,15 @@ class ExpandedDataset:
         return datasets.IterableDataset.from_generator(self.__iter__)
 
 
-def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequence[str] | None = None) -> ExpandedDataset:
-    """Turn meta-problem rows into VQA samples: 35 per row by default (7 text x 5 visual representations)."""
+def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequence[str] | None = None, *,
+           decode_images: bool = True) -> ExpandedDataset:
+    """Turn meta-problem rows into VQA samples: 35 per row by default (7 text x 5 visual representations).
+
+    ``visual_reps=["none"]`` gives the text-only samples an LLM is asked (HyperGVL sec. 3.3)."""
     from .text import TEXT_REPS
 
-    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or VISUAL_REPS)
+    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or VISUAL_REPS,
+                           decode_images=decode_images)
 
 
 # ------------------------------------------------------------------------------------------------ commands

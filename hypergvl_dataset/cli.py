@@ -53,16 +53,31 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_plugins() -> None:
-    """Import the modules whose commands live outside this file (they register on import)."""
-    import importlib
+ENTRY_POINT_GROUP = "hypergvl.commands"
+CORE_COMMANDS = ("hypergvl_dataset.builder", "hypergvl_dataset.questions")  # this layer's own
 
-    for mod in ("hypergvl_dataset.builder", "evaluators.harness", "evaluators.report"):
+
+def _load_plugins() -> None:
+    """Import the modules that register subcommands: this package's own, then every module named in the
+    ``hypergvl.commands`` entry-point group (``pyproject.toml``), so the layers above register themselves and this
+    package names none of them. An entry point's name is its command; a module that fails to register it is an
+    error."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    for mod in CORE_COMMANDS:
+        importlib.import_module(mod)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name in COMMANDS:
+            continue
         try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
+            importlib.import_module(ep.value)
+        except ModuleNotFoundError as exc:  # a package of the distribution that is not installed here
+            if not ep.value.startswith(exc.name or "\0"):
                 raise
+            continue
+        if ep.name not in COMMANDS:
+            raise RuntimeError(f"entry point {ep.name} = {ep.value} did not register a command {ep.name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:

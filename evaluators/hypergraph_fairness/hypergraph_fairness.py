@@ -7,13 +7,15 @@ target label y in {0,1} and binary sensitive attribute s in {0,1}."
     ΔDP = |P(ŷ=1 | s=0) − P(ŷ=1 | s=1)|                      (eq. 2)
     ΔEO = |P(ŷ=1 | s=1, y=1) − P(ŷ=1 | s=0, y=1)|            (eq. 4)
 
-All three values are reported in percent, as in DHG-Bench Table A8.
+All three values are reported in percent, as in DHG-Bench Table A8. The formulas live in one place,
+:func:`models.tasks.fairness.fairness_metrics`, which node classification in :mod:`models.train` uses too.
 """
 
 import datasets
 import evaluate
 import numpy as np
 from evaluators._inputs import check_numbers
+from models.tasks.fairness import fairness_metrics
 
 _DESCRIPTION = """
 Accuracy, demographic parity gap (ΔDP) and equalized odds gap (ΔEO) of binary predictions across the two groups
@@ -79,14 +81,6 @@ def _binary(name, values):
     return array.astype(np.int8)
 
 
-def _rate(mask_positive, group, description):
-    """P(mask_positive | group), raising when the group is empty."""
-    size = int(group.sum())
-    if size == 0:
-        raise ValueError(f"empty group: no node with {description}; the fairness gaps are undefined")
-    return mask_positive[group].sum() / size
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class HypergraphFairness(evaluate.Metric):
     """Accuracy, ΔDP and ΔEO (DHG-Bench appendix B.5), in percent."""
@@ -119,16 +113,5 @@ class HypergraphFairness(evaluate.Metric):
         y_hat = _binary("predictions", predictions)
         y = _binary("references", references)
         s = _binary("sensitive_attributes", sensitive_attributes)
-        if y.size == 0:
-            raise ValueError("no predictions given")
-        positive = y_hat == 1
-        dp = abs(_rate(positive, s == 0, "s=0") - _rate(positive, s == 1, "s=1"))
-        eo = abs(
-            _rate(positive, (s == 1) & (y == 1), "s=1 and y=1")
-            - _rate(positive, (s == 0) & (y == 1), "s=0 and y=1")
-        )
-        return {
-            "accuracy": float(100.0 * np.mean(y_hat == y)),
-            "delta_dp": float(100.0 * dp),
-            "delta_eo": float(100.0 * eo),
-        }
+        # The one implementation of the formulas, shared with node classification in the trainer.
+        return fairness_metrics(y_hat, y, s, empty_group="raise")

@@ -1,0 +1,73 @@
+"""The :class:`Task` interface the training loop drives, and :class:`TaskModule` (encoder plus head)."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Iterator
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+__all__ = ["Task", "TaskModule"]
+
+
+class TaskModule(nn.Module):
+    """Encoder plus task head as one module (so ``accelerate`` prepares, saves and restores a single model)."""
+
+    def __init__(self, encoder: nn.Module, head: nn.Module):
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int, **head_inputs: Any) -> Tensor:
+        return self.head(self.encoder(x, hyperedge_index, num_hyperedges), **head_inputs)
+
+
+class Task(abc.ABC):
+    """One benchmark task on one dataset for one seed: split, encoder inputs, head, loss and metrics.
+
+    The training loop only calls :meth:`build_head`, :meth:`train_batches`, :meth:`loss` and
+    :meth:`evaluate`; ``metric`` names the reported test metric and the validation metric used for model
+    selection; ``default_select`` is the reference's choice (``last`` epoch or ``best_val``).
+    """
+
+    name: ClassVar[str]
+    Config: ClassVar[type]
+    metric: ClassVar[str]
+    default_select: ClassVar[str]
+    graph_level: ClassVar[bool] = False  # True: the dataset is a collection of hypergraphs
+    load_kwargs: ClassVar[dict] = {}  # extra arguments of models.datasets.load for this task
+
+    in_channels: int
+    out_channels: int  # width of the encoder's output
+
+    def __init__(self, data: Any, cfg: Any, seed: int, *, hidden: int, device: torch.device | str = "cpu"):
+        self.cfg = cfg
+        self.seed = seed
+        self.hidden = hidden  # the encoder's hidden width (the default width of its output for embedding tasks)
+        self.device = torch.device(device)
+
+    @abc.abstractmethod
+    def build_head(self) -> nn.Module:
+        """The head module on top of the encoder (its input width is :attr:`out_channels`)."""
+
+    @abc.abstractmethod
+    def train_batches(self, rng: np.random.Generator) -> Iterator[Any]:
+        """The training batches of one epoch (order drawn from ``rng``)."""
+
+    @abc.abstractmethod
+    def loss(self, module: nn.Module, batch: Any) -> Tensor:
+        """Training loss of ``batch``; ``module`` is the (possibly wrapped) :class:`TaskModule`."""
+
+    @abc.abstractmethod
+    def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:
+        """Metrics in percent for ``{"val": ..., "test": ...}`` (``module`` in eval mode, no gradients)."""
+
+
+def _to_device(t: Tensor, device: torch.device) -> Tensor:
+    return t.to(device) if t.device != device else t
+
+
+def _num_features(x: Tensor) -> int:
+    return int(x.size(1))

@@ -1,0 +1,68 @@
+"""Node classification (DHG-Bench sections 2 and 3.1; 50/25/25 random split, accuracy, B.5 fairness gaps)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.metrics import accuracy_score
+from torch import Tensor, nn
+
+from .base import Task, TaskModule, _num_features, _to_device
+from .configs import NodeTaskConfig
+from .fairness import fairness_metrics
+from .heads import _NodeHead
+from .registry import register_task
+from .splits import split_indices
+
+__all__ = ["NodeClassification"]
+
+
+@register_task("node")
+class NodeClassification(Task):
+    """Node classification (DHG-Bench sections 2 and 3.1; scored at the final epoch by default, as the
+    reference does for this task)."""
+
+    Config = NodeTaskConfig
+    metric = "accuracy"
+    default_select = "last"
+
+    def __init__(self, data: Any, cfg: NodeTaskConfig, seed: int, *, hidden: int,
+                 device: torch.device | str = "cpu"):
+        super().__init__(data, cfg, seed, hidden=hidden, device=device)
+        self.split = {k: _to_device(v, self.device)
+                      for k, v in split_indices(int(data.num_nodes), seed, cfg.train_frac, cfg.val_frac).items()}
+        self.x = _to_device(data.x, self.device)
+        self.y = _to_device(torch.as_tensor(data.y).long().view(-1), self.device)
+        self.hyperedge_index = _to_device(data.hyperedge_index, self.device)
+        self.num_hyperedges = int(data.num_hyperedges)
+        sens = getattr(data, "sensitive", None)
+        sens = None if sens is None else torch.as_tensor(sens).view(-1).cpu().numpy()
+        self.sensitive = sens if sens is not None and np.isin(sens, (0, 1)).all() else None
+        self.in_channels = _num_features(self.x)
+        self.out_channels = int(getattr(data, "num_classes", 0) or int(self.y.max()) + 1)
+
+    def build_head(self) -> nn.Module:
+        return _NodeHead()
+
+    def train_batches(self, rng: np.random.Generator) -> Iterator[None]:
+        yield None  # full batch
+
+    def loss(self, module: nn.Module, batch: None) -> Tensor:
+        out = module(self.x, self.hyperedge_index, self.num_hyperedges)
+        idx = self.split["train"]
+        return F.cross_entropy(out[idx], self.y[idx])
+
+    @torch.no_grad()
+    def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:
+        pred = module(self.x, self.hyperedge_index, self.num_hyperedges).argmax(-1).cpu().numpy()
+        y = self.y.cpu().numpy()
+        res = {}
+        for part in ("val", "test"):
+            idx = self.split[part].cpu().numpy()
+            res[part] = {"accuracy": 100.0 * accuracy_score(y[idx], pred[idx])}
+            if self.sensitive is not None and self.out_channels == 2:
+                res[part].update(fairness_metrics(pred[idx], y[idx], self.sensitive[idx]))
+        return res

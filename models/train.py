@@ -45,7 +45,7 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Any, Iterable, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -498,11 +498,17 @@ def _is_graph_collection(data: Any) -> bool:
 def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs: int = 5,
                    config: Optional[Path | str] = None, overrides: Sequence[str] = (),
                    raw_root: Optional[str] = None, resume: bool = False, data: Any = None,
-                   progress: bool = True) -> dict[str, Any]:
+                   progress: bool = True, perturb: Optional[Callable[..., tuple]] = None) -> dict[str, Any]:
     """Run ``runs`` seeds (0..runs-1) of ``model`` on ``task``/``dataset``; returns (and writes) the summary.
 
     ``data`` may hold the already-loaded dataset (then ``dataset`` only names it); otherwise it is loaded with
     :func:`models.datasets.load`. See the module docstring for the files written to ``out``.
+
+    ``perturb`` (node classification only; the robustness study, :mod:`models.study`) is called for every run
+    after the run's split is drawn and before the task and the model see the data:
+    ``perturb(data, split, seed) -> (data, split, info)`` gets the clean data (never to be modified), the split
+    of seed ``seed`` and returns the data and split this run uses plus a JSON-able ``info`` stored in the run's
+    record under ``perturbation``.
     """
     from accelerate import Accelerator
 
@@ -522,6 +528,8 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
 
     task_cls = get_task(task)
+    if perturb is not None and not hasattr(task_cls, "make_split"):
+        raise ConfigError(f"perturbations apply to node classification only, not task {task!r}")
     if data is None:
         data = load_dataset(dataset, raw_root or os.environ.get("HYPERGVL_RAW_ROOT"), **task_cls.load_kwargs)
     if _is_graph_collection(data) != task_cls.graph_level:
@@ -539,7 +547,12 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             continue
         seed = run
         torch.manual_seed(seed)
-        t = task_cls(data, cfg.task, seed, hidden=cfg.trainer.hidden, device=accelerator.device)
+        info = None
+        if perturb is None:
+            t = task_cls(data, cfg.task, seed, hidden=cfg.trainer.hidden, device=accelerator.device)
+        else:  # after the split, before the task and the model's preprocessing see the data
+            run_data, split, info = perturb(data, task_cls.make_split(int(data.num_nodes), cfg.task, seed), seed)
+            t = task_cls(run_data, cfg.task, seed, hidden=cfg.trainer.hidden, device=accelerator.device, split=split)
         model_kwargs = dict(cfg.model)
         if "seed" in model_kwarg_types(model_class(model)) and "model.seed" not in cfg.sources:
             model_kwargs["seed"] = seed  # a model's own randomness follows the run unless the config fixes it
@@ -552,6 +565,8 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         record = train_one_run(t, module, accelerator, cfg.trainer, seed, ckpt,
                                desc=f"{model}/{dataset}/{task} run {run + 1}/{runs}", progress=progress)
         record = {"run": run, **record}
+        if info is not None:
+            record["perturbation"] = info
         accelerator = Accelerator()  # a fresh one: save_state/load_state must see this run's model only
         if accelerator.is_main_process:
             write_json_atomic(run_path, record)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
@@ -30,10 +30,11 @@ class NodeClassification(Task):
     default_select = "last"
 
     def __init__(self, data: Any, cfg: NodeTaskConfig, seed: int, *, hidden: int,
-                 device: torch.device | str = "cpu"):
+                 device: torch.device | str = "cpu", split: Optional[dict[str, Tensor]] = None):
         super().__init__(data, cfg, seed, hidden=hidden, device=device)
-        self.split = {k: _to_device(v, self.device)
-                      for k, v in split_indices(int(data.num_nodes), seed, cfg.train_frac, cfg.val_frac).items()}
+        if split is None:
+            split = self.make_split(int(data.num_nodes), cfg, seed)
+        self.split = {k: _to_device(v, self.device) for k, v in split.items()}
         self.x = _to_device(data.x, self.device)
         self.y = _to_device(torch.as_tensor(data.y).long().view(-1), self.device)
         self.hyperedge_index = _to_device(data.hyperedge_index, self.device)
@@ -43,6 +44,12 @@ class NodeClassification(Task):
         self.sensitive = sens if sens is not None and np.isin(sens, (0, 1)).all() else None
         self.in_channels = _num_features(self.x)
         self.out_channels = int(getattr(data, "num_classes", 0) or int(self.y.max()) + 1)
+
+    @staticmethod
+    def make_split(num_nodes: int, cfg: NodeTaskConfig, seed: int) -> dict[str, Tensor]:
+        """The split of run ``seed`` (random, 50/25/25 by default). A caller that changes it (the robustness
+        study's label sparsity removes training nodes) passes its version to the constructor as ``split``."""
+        return split_indices(num_nodes, seed, cfg.train_frac, cfg.val_frac)
 
     def build_head(self) -> nn.Module:
         return _NodeHead()

@@ -43,6 +43,7 @@ from hypergvl_dataset.cli import UserError, command
 SUBMISSION_FORMAT = 2
 LOG = "samples.jsonl"
 RESULTS = "results.json"
+RUN = "run.json"
 FSYNC_EVERY_S = 1.0
 
 
@@ -240,6 +241,31 @@ def consolidate(out: Path) -> dict[str, dict]:
     return records
 
 
+def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = True) -> None:
+    """Record in ``out/run.json`` which model and build the folder's answers come from, or refuse a folder that
+    holds another run's (resuming it would mix two models' answers in one submission)."""
+    path = out / RUN
+    mine = {"model": model, "build_sha256": build}
+    if path.exists():
+        try:
+            theirs = json.loads(path.read_text())
+        except ValueError:
+            theirs = None
+        if theirs != mine:
+            held = theirs.get("model") if isinstance(theirs, dict) else "unknown"
+            raise UserError(f"{out} holds a run of {held} on build {str((theirs or {}).get('build_sha256'))[:12]}; "
+                            f"choose another --out for {model}")
+        return
+    if not is_main:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    if log_files(out):
+        raise UserError(f"{out} holds answers of an unknown run (no {RUN}); choose another --out")
+    tmp = out / f".{RUN}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(mine, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
 # ================================================================================================ results
 def score_records(records: list[dict]) -> dict:
     """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
@@ -276,14 +302,18 @@ def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: 
 
 # ================================================================================================ evaluate
 def _distributed():
-    """accelerate's process state when launched with several processes (``accelerate launch``), else None."""
+    """accelerate's process state when launched with several processes (``accelerate launch --multi_gpu``,
+    ``torchrun``), else None. Without CUDA the ranks talk over gloo on the CPU (accelerate's ``--cpu`` flag itself
+    starts a single process unless MPI is set up)."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
     from datetime import timedelta
 
+    import torch
     from accelerate import PartialState
 
-    return PartialState(timeout=timedelta(hours=12))  # ranks wait for the slowest at the end
+    state = PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(hours=12))  # ranks wait for the slowest
+    return state if state.num_processes > 1 else None
 
 
 def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps=None, visual_reps=None,
@@ -303,6 +333,10 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
 
     if batch_size < 1:
         raise UserError("--batch-size must be at least 1")
+    if not progress:
+        import datasets
+
+        datasets.disable_progress_bars()
     selection = Selection(tuple(tasks) if tasks else None, tuple(text_reps) if text_reps else None,
                           tuple(visual_reps) if visual_reps else None, limit, routing, shard)
     state = _distributed()
@@ -318,7 +352,8 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     meta = rows.select_columns(["id", "scale", "source"])
     scale_of, source_of = dict(zip(meta["id"], meta["scale"])), dict(zip(meta["id"], meta["source"]))
 
-    out.mkdir(parents=True, exist_ok=True)
+    data_info = dataset_info(dataset)
+    claim_folder(out, model, data_info["build_sha256"], is_main=rank == 0)
     done = read_records(log_files(out))
     if state is not None:
         state.wait_for_everyone()  # every rank has read the same files before any rank appends
@@ -369,7 +404,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     records = {k: v for k, v in records.items() if k in wanted}
     sel = selection.to_dict() | {"routing": policy_name, "num_samples": len(full_ids),
                                  "digest": selection_digest(full_ids)}
-    return write_results(out, records, model=adapter.info().to_dict(), dataset=dataset_info(dataset),
+    return write_results(out, records, model=adapter.info().to_dict(), dataset=data_info,
                          selection=sel, text_only=selection.text_only)
 
 

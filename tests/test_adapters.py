@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import socket
-import threading
 import time
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 from PIL import Image
+
+from chat_server import serve
+from tiny_models import make_tiny_llava
 
 from evaluators.adapters import (ADAPTERS, AdapterError, ModelInfo, OpenAIConfig, Sample, make_adapter,
                                  register_adapter)
@@ -80,44 +79,8 @@ def test_model_info_type_checked():
 # ============================================================================================ hf: tiny LLaVA
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory):
-    """A randomly initialised LLaVA (CLIP vision tower + Llama) with a byte-level BPE tokenizer trained here,
-    saved like a Hub checkpoint: nothing is downloaded."""
-    torch = pytest.importorskip("torch")
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor, PreTrainedTokenizerFast)
-
-    specials = ["<pad>", "<s>", "</s>", "<image>", "<|user|>", "<|assistant|>"]
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(
-        ["How many vertices are in the hypergraph? List the answer after Ans: v0 v1 e0 {v1,v2}"] * 3,
-        trainers.BpeTrainer(vocab_size=320, special_tokens=specials, show_progress=False,
-                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", bos_token="<s>", eos_token="</s>")
-    template = ("{% for m in messages %}<|{{ m['role'] }}|>{% for c in m['content'] %}{% if c['type'] == 'image' %}"
-                "<image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endfor %}"
-                "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(size={"shortest_edge": 16}, crop_size={"height": 16, "width": 16}),
-        tokenizer=tokenizer, patch_size=8, vision_feature_select_strategy="default", chat_template=template,
-        num_additional_image_tokens=1)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                       num_attention_heads=2, image_size=16, patch_size=8, projection_dim=16,
-                                       initializer_range=0.5),
-        text_config=LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=256,
-                                initializer_range=0.5, pad_token_id=tokenizer.pad_token_id,
-                                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id),
-        image_token_index=tokenizer.convert_tokens_to_ids("<image>"), vision_feature_select_strategy="default",
-        vision_feature_layer=-1, initializer_range=0.5)
-    torch.manual_seed(0)  # large init so that the output depends on the input
-    folder = tmp_path_factory.mktemp("tiny-llava")
-    LlavaForConditionalGeneration(config).save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return folder
+    pytest.importorskip("torch")
+    return make_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
 
 
 @pytest.fixture(scope="module")
@@ -190,86 +153,10 @@ def test_hf_info_and_bad_sample(hf_adapter, tiny_vlm):
 
 
 # ============================================================================================ openai: local server
-class ChatServer(ThreadingHTTPServer):
-    """A chat-completions endpoint. ``script`` holds the next actions ("ok", 429, 500, 400, "drop", "slow",
-    "garbage"); when it is empty every request succeeds with ``echo:<prompt text>``."""
-
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), ChatHandler)
-        self.script: deque = deque()
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        self.in_flight = self.max_in_flight = 0
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-
-class ChatHandler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-    def _done(self):
-        """Leave the in-flight count once, before the reply is written: the client may send its next request as
-        soon as it has the reply, before this thread would reach ``finally``."""
-        if getattr(self, "_counted", False):
-            server: ChatServer = self.server
-            with server.lock:
-                server.in_flight -= 1
-            self._counted = False
-
-    def _send(self, status: int, body: bytes, headers=()):
-        self._done()
-        self.send_response(status)
-        for key, value in headers:
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        server: ChatServer = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        with server.lock:
-            server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-            action = server.script.popleft() if server.script else "ok"
-            server.in_flight += 1
-            server.max_in_flight = max(server.max_in_flight, server.in_flight)
-        self._counted = True
-        try:
-            prompt = next(part["text"] for part in body["messages"][0]["content"] if part["type"] == "text")
-            if action == "drop":
-                self.close_connection = True  # no status line at all: the client sees a dropped connection
-                return
-            if action == "slow":  # longer than the client's timeout, then hang up
-                time.sleep(1.0)
-                self.close_connection = True
-                return
-            if action == "garbage":
-                self._send(200, b"<html>not json</html>")
-            elif isinstance(action, int):
-                self._send(action, json.dumps({"error": {"message": f"status {action}"}}).encode(),
-                           [("Retry-After", "0")] if action == 429 else [])
-            else:
-                time.sleep(0.01 * (len(prompt) % 5))  # finish out of order
-                reply = {"model": body["model"] + "-2024-08-06",
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{prompt}"}}]}
-                self._send(200, json.dumps(reply).encode())
-        finally:
-            self._done()
-
-
 @pytest.fixture
 def server():
-    chat = ChatServer()
-    thread = threading.Thread(target=chat.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield chat
-    chat.shutdown()
-    chat.server_close()
+    with serve() as chat:
+        yield chat
 
 
 def _openai(server, **options):

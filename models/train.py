@@ -467,6 +467,8 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
         "time_to_best_val_s": state.time_to_best_s,
         "train_time_to_best_val_s": state.train_time_to_best_s,
         "epoch_time_s": {"median": float(np.median(times)), "mean": float(times.mean())},
+        "epoch_times_s": [float(t) for t in times],  # training steps of each epoch; their sum up to
+        # best_val_epoch is train_time_to_best_val_s
         "time_method": "wall clock (time.perf_counter); time_to_best_val_s includes evaluation, "
                        "train_time_to_best_val_s and epoch_time_s count training steps only",
         "total_time_s": state.elapsed_s,

@@ -1,0 +1,110 @@
+"""Command line of :mod:`models.study` (see its docstring for the commands and the result schema)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+
+from models.train import ConfigError
+
+
+def _common(p: argparse.ArgumentParser, runs: int) -> None:
+    p.add_argument("--models", nargs="+", default=None, help="registered model names (default: all of them)")
+    p.add_argument("--runs", type=int, default=runs, help=f"seeds 0..runs-1 (default {runs})")
+    p.add_argument("--out", type=Path, required=True, help="result folder (resumable)")
+    p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="trainer/task/model configuration overrides, as in models.train")
+    p.add_argument("--raw-root", default=None, help="raw data folder (default: $HYPERGVL_RAW_ROOT)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from models.perturb import PERTURBATIONS
+
+    from .efficiency import EFFICIENCY_DATASETS
+    from .fairness import FAIRNESS_DATASETS
+
+    p = argparse.ArgumentParser(prog="python -m models.study",
+                                description="DHG-Bench robustness, fairness and efficiency studies, and their report")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("robustness", help="accuracy under perturbations (RQ3, Figures 2-4)")
+    _common(r, 5)
+    r.add_argument("--datasets", nargs="+", required=True, help="node-classification datasets, e.g. cora")
+    r.add_argument("--kinds", nargs="+", default=list(PERTURBATIONS), choices=list(PERTURBATIONS),
+                   help="perturbation kinds (default: all six)")
+    r.add_argument("--ratios", nargs="+", type=float, default=None,
+                   help="ratios for every kind (default: each kind's grid of appendix B.4)")
+    r.add_argument("--perturb-self-loops", action="store_true",
+                   help="perturb the node-classification singletons too, as the reference does")
+    r.add_argument("--mask-by", choices=("column", "entry"), default="column",
+                   help="feature masking by whole columns (the reference) or by entries")
+    f = sub.add_parser("fairness", help="accuracy, ΔDP, ΔEO on German, Bail, Credit (RQ4, Table A8, Figure 5)")
+    _common(f, 5)
+    f.add_argument("--datasets", nargs="+", default=list(FAIRNESS_DATASETS))
+    e = sub.add_parser("efficiency", help="time and memory per model in its own subprocess (RQ2, Figure 1)")
+    _common(e, 1)
+    e.add_argument("--datasets", nargs="+", default=list(EFFICIENCY_DATASETS))
+    e.add_argument("--memory-cap-gib", type=float, default=8.0, help="memory cap per subprocess (default 8)")
+    e.add_argument("--scale", type=float, default=1.0, help="size factor of the synthetic hypergraphs (0, 1]")
+    e.add_argument("--timeout-s", type=float, default=None, help="give up on one model after this long")
+    rep = sub.add_parser("report", help="tables and figures from result folders (no training)")
+    rep.add_argument("--in", dest="inputs", nargs="+", type=Path, required=True, help="result folders")
+    rep.add_argument("--out", type=Path, required=True, help="report folder")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("accelerate").setLevel(logging.ERROR)
+    t0 = time.perf_counter()
+    try:
+        if args.command == "report":
+            from .report import build
+
+            written = build(args.inputs, args.out)
+            for name in written.values():
+                print(name)
+            return 0
+        if args.runs < 1:
+            raise ConfigError(f"--runs must be >= 1; got {args.runs}")
+        torch.set_num_threads(args.threads)
+        progress = not args.no_progress
+        if args.command == "robustness":
+            from .robustness import run
+
+            points = run(args.models, args.datasets, args.kinds, args.out, ratios=args.ratios, runs=args.runs,
+                         overrides=args.overrides, raw_root=args.raw_root, perturb_self_loops=args.perturb_self_loops,
+                         mask_by=args.mask_by, progress=progress)
+        elif args.command == "fairness":
+            from .fairness import run
+
+            points = run(args.models, args.out, datasets=args.datasets, runs=args.runs, overrides=args.overrides,
+                         raw_root=args.raw_root, progress=progress)
+        else:
+            from .efficiency import run
+
+            points = run(args.models, args.out, datasets=args.datasets, runs=args.runs, overrides=args.overrides,
+                         raw_root=args.raw_root, memory_cap_gib=args.memory_cap_gib, scale=args.scale,
+                         threads=args.threads, timeout_s=args.timeout_s, progress=progress)
+        from .report import build
+
+        build([args.out / args.command], args.out / args.command / "report")
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    counts = {s: sum(p["status"] == s for p in points) for s in ("ok", "oom", "error")}
+    print(f"{args.command}: {len(points)} points ({', '.join(f'{v} {k}' for k, v in counts.items())}) in "
+          f"{time.perf_counter() - t0:.0f} s; report in {args.out / args.command / 'report'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""Pieces shared by the three studies: result points (the versioned JSON schema), datasets, synthetic hypergraphs."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from models.train import ConfigError, mean_std, write_json_atomic
+
+SCHEMA = "hypergvl.hnn-study.point"
+SCHEMA_VERSION = 1
+STUDIES = ("robustness", "fairness", "efficiency")
+STATUSES = ("ok", "oom", "error")
+
+#: Published statistics of the two large node-classification sets (DHG-Bench Table A1) that are not in
+#: ../shared/data; the efficiency study replaces them by synthetic hypergraphs of this size (stated in every point).
+SYNTHETIC = {
+    "synthetic-yelp": {"like": "Yelp", "nodes": 50758, "hyperedges": 679302, "mean_order": 6.66, "features": 1862,
+                       "classes": 9},
+    "synthetic-trivago": {"like": "Trivago", "nodes": 172738, "hyperedges": 233202, "mean_order": 3.12,
+                          "features": 300, "classes": 160},
+}
+
+
+# ----------------------------------------------------------------------------------------------------------- points
+
+def ratio_tag(ratio: float) -> str:
+    return f"r{ratio:.2f}"
+
+
+def point_path(out: Path, study: str, *parts: str) -> Path:
+    """``OUT/<study>/points/<part>/.../<last>.json`` (one file per study point)."""
+    return Path(out) / study / "points" / Path(*parts[:-1]) / f"{parts[-1]}.json"
+
+
+def train_dir(out: Path, study: str, *parts: str) -> Path:
+    """``OUT/<study>/train/<parts...>/``: the trainer's own folder (config, runs, summary) behind a point."""
+    return Path(out) / study / "train" / Path(*parts)
+
+
+def stats(values: Sequence[float]) -> dict[str, Any]:
+    """``{"mean", "std", "values"}`` (population std, as the trainer and the reference report)."""
+    vals = [float(v) for v in values]
+    finite = [v for v in vals if not math.isnan(v)]
+    mean, std = mean_std(finite) if finite else (math.nan, math.nan)
+    return {"mean": mean, "std": std, "values": vals}
+
+
+def _finite(v: Any) -> Any:
+    """JSON has no NaN: NaN and infinities become ``None`` (recursively)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
+def environment() -> dict[str, Any]:
+    return {"torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),
+            "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available()}
+
+
+def make_point(study: str, model: str, dataset: str, status: str, **fields: Any) -> dict[str, Any]:
+    """A point document of the schema in :mod:`models.study` (``status`` one of ok, oom, error)."""
+    if study not in STUDIES or status not in STATUSES:
+        raise ValueError(f"bad point: study {study!r}, status {status!r}")
+    doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "study": study, "model": model, "dataset": dataset,
+           "task": "node", "status": status}
+    doc.update(fields)
+    doc.setdefault("environment", environment())
+    doc["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _finite(doc)
+
+
+def write_point(path: Path, doc: dict[str, Any]) -> None:
+    write_json_atomic(Path(path), doc)
+
+
+def read_point(path: Path) -> Optional[dict[str, Any]]:
+    """The point at ``path`` if it exists and has this schema (another version raises a one-line error)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    doc = json.loads(path.read_text())
+    if doc.get("schema") != SCHEMA:
+        return None
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise ConfigError(f"{path}: schema version {doc.get('schema_version')}, this code reads {SCHEMA_VERSION}")
+    return doc
+
+
+def iter_points(roots: Iterable[Path]) -> list[dict[str, Any]]:
+    """Every point under ``roots`` (``*/points/**/*.json``), each with ``_path`` added, in path order."""
+    out = []
+    for root in roots:
+        root = Path(root)
+        if not root.exists():
+            raise ConfigError(f"result folder {root} does not exist")
+        for p in sorted(root.glob("**/points/**/*.json")):
+            doc = read_point(p)
+            if doc is not None:
+                out.append({**doc, "_path": str(p)})
+    return out
+
+
+def summary_metrics(summary: dict[str, Any], part: str = "test") -> dict[str, dict[str, Any]]:
+    """Per-metric ``stats`` of the trainer's selected metrics over its runs (``part`` test or val)."""
+    names = sorted({k for r in summary["runs"] for k in r["metrics"][part]})
+    return {k: stats([r["metrics"][part].get(k, math.nan) for r in summary["runs"]]) for k in names}
+
+
+def summary_timing(summary: dict[str, Any]) -> dict[str, Any]:
+    """Efficiency fields of a trainer summary, per run and aggregated."""
+    runs = summary["runs"]
+    return {
+        "train_time_to_best_val_s": stats([r["train_time_to_best_val_s"] for r in runs]),
+        "epoch_time_s": stats([r["epoch_time_s"]["mean"] for r in runs]),
+        "best_val_epoch": [r["best_val_epoch"] for r in runs],
+        "epochs_run": [r["epochs_run"] for r in runs],
+        "time_to_best_val_with_eval_s": stats([r["time_to_best_val_s"] for r in runs]),
+        "peak_memory_mib": stats([r["peak_memory_mib"] for r in runs]),
+        "memory_method": runs[0]["memory_method"],
+        "time_method": ("training steps only (forward, backward, optimiser) summed over epochs 1..best_val_epoch; "
+                        "evaluation excluded (time_to_best_val_with_eval_s includes it)"),
+        "device": runs[0]["device"],
+    }
+
+
+# --------------------------------------------------------------------------------------------------------- datasets
+
+def raw_root(arg: Optional[str]) -> Optional[str]:
+    return arg or os.environ.get("HYPERGVL_RAW_ROOT")
+
+
+def synthetic_hypergraph(nodes: int, hyperedges: int, mean_order: float, features: int, classes: int,
+                         seed: int = 0, name: str = "synthetic"):
+    """A random hypergraph of the given size, for timing and memory only (accuracy is not comparable).
+
+    Hyperedge sizes are ``2 + Poisson(mean_order - 2)`` (at most ``nodes``); members are drawn uniformly with
+    replacement and repeats within a hyperedge merged (so the realised mean order is a little lower for small
+    hypergraphs; :func:`describe` reports it). Labels are uniform over ``classes``; features are standard normal
+    plus 1 on feature ``y mod features`` (a weak class signal, so training is not degenerate).
+    """
+    from models.datasets.data import HypergraphData
+    from models.datasets.processing import add_self_loops, incidence_from_pairs
+
+    for key, v in (("nodes", nodes), ("hyperedges", hyperedges), ("features", features), ("classes", classes)):
+        if v < 1:
+            raise ValueError(f"synthetic hypergraph: {key} must be >= 1; got {v}")
+    if mean_order < 2:
+        raise ValueError(f"synthetic hypergraph: mean_order must be >= 2; got {mean_order}")
+    rng = np.random.default_rng([seed, 0x5717])
+    sizes = np.minimum(2 + rng.poisson(mean_order - 2, hyperedges), nodes)
+    edges = np.repeat(np.arange(hyperedges), sizes)
+    members = rng.integers(0, nodes, edges.size)
+    index, m = incidence_from_pairs(members, edges)
+    y = rng.integers(0, classes, nodes)
+    x = rng.standard_normal((nodes, features), dtype=np.float32)
+    x[np.arange(nodes), y % features] += 1.0
+    data = HypergraphData(x=torch.from_numpy(x), y=torch.from_numpy(y).long(), hyperedge_index=index,
+                          num_hyperedges=m, num_nodes=nodes, name=name)
+    return add_self_loops(data)
+
+
+def describe(data: Any, **extra: Any) -> dict[str, Any]:
+    """Size of a loaded hypergraph, for the point documents."""
+    sizes = torch.bincount(data.hyperedge_index[1], minlength=data.num_hyperedges).float()
+    return {"nodes": int(data.num_nodes), "hyperedges": int(data.num_hyperedges),
+            "incidences": int(data.num_incidences), "mean_order": float(sizes.mean()) if sizes.numel() else 0.0,
+            "features": int(data.x.shape[1]), "classes": int(data.num_classes), **extra}
+
+
+def load_node_dataset(name: str, root: Optional[str], *, add_self_loops: bool = True, scale: float = 1.0,
+                      seed: int = 0) -> tuple[Any, dict[str, Any]]:
+    """A node-classification hypergraph and its description for the studies.
+
+    ``synthetic-yelp`` / ``synthetic-trivago``: :func:`synthetic_hypergraph` at ``scale`` times the published size
+    (DHG-Bench Table A1). A real set whose feature file is absent (DBLP-CA in ../shared/data) gets standard normal
+    features of the published width, stated in the description.
+    """
+    import models.datasets as mds
+    from models.datasets.registry import get_spec
+
+    key = name.lower()
+    if key in SYNTHETIC:
+        s = SYNTHETIC[key]
+        if not 0 < scale <= 1:
+            raise ConfigError(f"--scale must be in (0, 1]; got {scale}")
+        n, m = max(int(s["nodes"] * scale), s["classes"]), max(int(s["hyperedges"] * scale), 1)
+        data = synthetic_hypergraph(n, m, s["mean_order"], s["features"], s["classes"], seed=seed, name=key)
+        return data, describe(data, synthetic=True, scale=scale, published={k: v for k, v in s.items()},
+                              features_source="synthetic (standard normal plus a class signal)",
+                              note=f"synthetic hypergraph with {s['like']}'s published statistics (Table A1) "
+                                   f"times {scale}; not {s['like']} itself, so accuracy is not comparable")
+    try:
+        spec = get_spec(key)
+    except (KeyError, ValueError) as e:
+        raise ConfigError(str(e.args[0] if e.args else e)) from None
+    try:
+        data = mds.load(key, raw_root=root, add_self_loops=add_self_loops)
+        source = "raw"
+    except FileNotFoundError as e:
+        if "feature" not in str(e).lower():
+            raise ConfigError(f"cannot load dataset {name!r}: {e}") from None
+        data = mds.load(key, raw_root=root, add_self_loops=add_self_loops, features="none")
+        width = int(spec.paper_stats.get("features", 128))
+        rng = np.random.default_rng([seed, 0xFEA7])
+        data = data.replace(x=torch.from_numpy(rng.standard_normal((data.num_nodes, width), dtype=np.float32)))
+        source = f"random standard normal, {width} wide (the raw feature file is absent)"
+    except ValueError as e:
+        raise ConfigError(f"cannot load dataset {name!r}: {e}") from None
+    return data, describe(data, synthetic=False, features_source=source, self_loops=add_self_loops)
+
+
+def resolve_models(names: Optional[Sequence[str]]) -> list[str]:
+    """The models to study: ``names`` (checked against the registry) or every registered model."""
+    from models.nn import MODELS
+
+    if not names:
+        return sorted(MODELS)
+    bad = [n for n in names if n not in MODELS]
+    if bad:
+        raise ConfigError(f"unknown model(s) {', '.join(bad)}; valid models: {', '.join(sorted(MODELS))}")
+    return list(names)

@@ -1,0 +1,306 @@
+"""Tests of models/study (DHG-Bench RQ2-RQ4): the shared fairness formula, clean data staying clean, OOM handling,
+time to best validation, resumability, and the end-to-end run of the three studies plus the report on real data.
+
+Truth: hand-computed fairness gaps, a pandas group-by, the evaluate metric on the same predictions, sums of the
+recorded epoch times, and the point JSON files read directly (not through the report).
+"""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import evaluate
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from evaluators import metric_path
+from models import tasks as T
+from models.study import common as C
+from models.study import efficiency as EFF
+from models.study import fairness as FAIR
+from models.study import report as REP
+from models.study import robustness as ROB
+from models.study.__main__ import main as study_main
+from models.train import ConfigError, run_experiment
+
+
+def _raw_root():
+    env = os.environ.get("HYPERGVL_RAW_ROOT")
+    root = Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+    return root.resolve() if (root / "HyperGCN").is_dir() and (root / "HyperGCL").is_dir() else None
+
+
+ROOT = _raw_root()
+needs_data = pytest.mark.skipif(ROOT is None, reason="real data folder (../shared/data or $HYPERGVL_RAW_ROOT) absent")
+QUICK = ["epochs=10"]
+
+
+# ---------------------------------------------------------------------------------------------------- fairness
+
+def test_fairness_hand_computed():
+    # s=0: nodes 0-4, ŷ = 1,1,0,0,1 -> 3/5; s=1: nodes 5-7, ŷ = 1,0,0 -> 1/3; ΔDP = |3/5 - 1/3| = 4/15
+    # positives (y=1): s=0 {0, 2, 4}: ŷ 1,0,1 -> 2/3; s=1 {5, 6}: ŷ 1,0 -> 1/2; ΔEO = 1/6
+    pred = [1, 1, 0, 0, 1, 1, 0, 0]
+    y = [1, 0, 1, 0, 1, 1, 1, 0]
+    s = [0, 0, 0, 0, 0, 1, 1, 1]
+    out = T.fairness_metrics(pred, y, s)
+    assert out["delta_dp"] == pytest.approx(100 * 4 / 15)
+    assert out["delta_eo"] == pytest.approx(100 / 6)
+    assert out["accuracy"] == pytest.approx(100 * 5 / 8)  # correct: 0, 3, 4, 5, 7
+    with pytest.raises(ValueError, match="empty group: no node with s=0 and y=1"):
+        T.fairness_metrics([1, 0], [0, 1], [0, 1], empty_group="raise")
+    assert math.isnan(T.fairness_metrics([1, 0], [0, 1], [0, 1])["delta_eo"])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fairness_against_pandas_groupby(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 400))
+    df = pd.DataFrame({"pred": rng.integers(0, 2, n), "y": rng.integers(0, 2, n), "s": rng.integers(0, 2, n)})
+    df.loc[:3, ["y", "s"]] = [[1, 0], [1, 1], [0, 0], [0, 1]]
+    acceptance = df.groupby("s")["pred"].mean()
+    tpr = df[df.y == 1].groupby("s")["pred"].mean()
+    out = T.fairness_metrics(df.pred, df.y, df.s)
+    assert out["delta_dp"] == pytest.approx(100 * abs(acceptance[0] - acceptance[1]))
+    assert out["delta_eo"] == pytest.approx(100 * abs(tpr[1] - tpr[0]))
+    assert out["accuracy"] == pytest.approx(100 * (df.pred == df.y).mean())
+
+
+def test_metric_and_trainer_agree_on_the_same_predictions():
+    rng = np.random.default_rng(0)
+    n = 120
+    y = torch.tensor(rng.integers(0, 2, n))
+    x = torch.tensor(rng.standard_normal((n, 4)) + y.numpy()[:, None] * 0.5, dtype=torch.float32)
+    hes = [sorted(rng.choice(n, 3, replace=False).tolist()) for _ in range(40)]
+    from models.datasets.data import HypergraphData
+    data = HypergraphData(x=x, y=y, hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=40, num_nodes=n,
+                          sensitive=torch.tensor(rng.integers(0, 2, n)), name="fair")
+    task = T.NodeClassification(data, T.NodeTaskConfig(), 0, hidden=4)
+    torch.manual_seed(0)
+    module = T.TaskModule(torch.nn.Linear(4, 2), task.build_head())
+    module.forward = lambda x_, hei, m: module.head(module.encoder(x_))  # a plain linear classifier
+    res = task.evaluate(module)
+    pred = module(task.x, None, None).argmax(-1).numpy()
+    metric = evaluate.load(metric_path("hypergraph_fairness"))
+    for part in ("val", "test"):
+        idx = task.split[part].numpy()
+        got = metric.compute(predictions=pred[idx].tolist(), references=y.numpy()[idx].tolist(),
+                             sensitive_attributes=data.sensitive.numpy()[idx].tolist())
+        assert got == {k: res[part][k] for k in ("accuracy", "delta_dp", "delta_eo")}  # identical, not approx
+
+
+# ------------------------------------------------------------------------------------------------ robustness
+
+def _synthetic(seed=0):
+    return C.synthetic_hypergraph(80, 40, 3.5, 6, 3, seed=seed, name="synthetic")
+
+
+def _accuracies(summary):
+    return [r["metrics"]["test"]["accuracy"] for r in summary["runs"]] + \
+        [r["metrics"]["val"]["accuracy"] for r in summary["runs"]]
+
+
+def test_clean_perturbed_clean_gives_equal_clean_runs(tmp_path):
+    data = _synthetic()
+    x0, y0, h0 = data.x.clone(), data.y.clone(), data.hyperedge_index.clone()
+    clean1 = run_experiment("HGNN", "synthetic", "node", out=tmp_path / "a", runs=1, overrides=QUICK, data=data,
+                            progress=False)
+    for kind, ratio in (("remove_incidence", 0.5), ("feature_noise", 0.9), ("label_noise", 0.2)):
+        hook = ROB.make_hook(kind, ratio, perturb_self_loops=True, options={})
+        pert = run_experiment("HGNN", "synthetic", "node", out=tmp_path / kind, runs=1, overrides=QUICK, data=data,
+                              progress=False, perturb=hook)
+        assert pert["runs"][0]["perturbation"]["changed"] > 0
+        assert _accuracies(pert) != _accuracies(clean1)  # the perturbation did reach the run
+    clean2 = run_experiment("HGNN", "synthetic", "node", out=tmp_path / "b", runs=1, overrides=QUICK, data=data,
+                            progress=False)
+    assert _accuracies(clean1) == _accuracies(clean2)
+    assert torch.equal(data.x, x0) and torch.equal(data.y, y0) and torch.equal(data.hyperedge_index, h0)
+
+
+def test_ratio_zero_equals_the_unperturbed_run(tmp_path):
+    from models.datasets.processing import add_self_loops
+
+    raw = C.synthetic_hypergraph(80, 40, 3.5, 6, 3, seed=1)  # (already has singletons; add_self_loops is a no-op)
+    plain = run_experiment("MLP", "s", "node", out=tmp_path / "p", runs=1, overrides=QUICK, data=add_self_loops(raw),
+                           progress=False)
+    zero = run_experiment("MLP", "s", "node", out=tmp_path / "z", runs=1, overrides=QUICK, data=raw, progress=False,
+                          perturb=ROB.make_hook("add_incidence", 0.0, perturb_self_loops=False, options={}))
+    assert _accuracies(plain) == _accuracies(zero)
+
+
+def test_perturb_hook_is_refused_outside_node_classification(tmp_path):
+    with pytest.raises(ConfigError, match="node classification only"):
+        run_experiment("MLP", "s", "hyperedge", out=tmp_path, runs=1, data=_synthetic(),
+                       perturb=ROB.make_hook("label_noise", 0.1, perturb_self_loops=True, options={}))
+
+
+def test_robustness_is_resumable(tmp_path, monkeypatch):
+    data = _synthetic()
+    monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))
+    first = ROB.run(["MLP"], ["synthetic"], ["label_noise"], tmp_path, ratios=[0.0, 0.1], runs=1, overrides=QUICK,
+                    progress=False)
+    assert [p["status"] for p in first] == ["ok", "ok"]
+
+    def boom(*a, **k):
+        raise AssertionError("a finished point was retrained")
+
+    monkeypatch.setattr(ROB, "run_experiment", boom)
+    again = ROB.run(["MLP"], ["synthetic"], ["label_noise"], tmp_path, ratios=[0.0, 0.1], runs=1, overrides=QUICK,
+                    progress=False)
+    assert [p["metrics"] for p in again] == [p["metrics"] for p in first]
+    with pytest.raises(ConfigError, match="unknown perturbation"):
+        ROB.run(["MLP"], ["synthetic"], ["shuffle"], tmp_path)
+    with pytest.raises(ConfigError, match="unknown model"):
+        ROB.run(["NoSuchNet"], ["synthetic"], ["label_noise"], tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ efficiency
+
+def test_time_to_best_val_is_the_sum_of_epoch_times(tmp_path):
+    s = run_experiment("MLP", "synthetic", "node", out=tmp_path, runs=2, overrides=["epochs=12"], data=_synthetic(),
+                       progress=False)
+    for r in s["runs"]:
+        assert len(r["epoch_times_s"]) == 12
+        assert r["train_time_to_best_val_s"] == pytest.approx(sum(r["epoch_times_s"][:r["best_val_epoch"]]))
+        assert r["time_to_best_val_s"] >= r["train_time_to_best_val_s"]  # evaluation time is excluded from the first
+    timing = C.summary_timing(s)
+    assert timing["train_time_to_best_val_s"]["values"] == [r["train_time_to_best_val_s"] for r in s["runs"]]
+
+
+def test_oversized_run_is_recorded_as_oom_and_the_study_continues(tmp_path):
+    # the Yelp-scale synthetic hypergraph needs more than 1.5 GiB of address space (its features alone are 361 MiB
+    # on top of the interpreter and torch); the tiny Trivago-like one after it fits
+    points = EFF.run(["MLP"], tmp_path, datasets=["synthetic-yelp"], overrides=["epochs=2"], memory_cap_gib=1.5,
+                     progress=False)
+    points += EFF.run(["MLP"], tmp_path, datasets=["synthetic-trivago"], overrides=["epochs=2"], memory_cap_gib=1.5,
+                      scale=0.002, progress=False)
+    assert [p["status"] for p in points] == ["oom", "ok"]
+    assert points[0]["memory_cap_gib"] == 1.5 and "1.5 GiB" in points[0]["oom"]
+    assert points[1]["dataset_info"]["synthetic"] is True
+    on_disk = C.read_point(C.point_path(tmp_path, "efficiency", "synthetic-yelp", "MLP"))
+    assert on_disk["status"] == "oom"
+    # rerun at the same cap: the OOM point is kept, not retried
+    again = EFF.run(["MLP"], tmp_path, datasets=["synthetic-yelp"], memory_cap_gib=1.5, progress=False)
+    assert again[0]["created"] == points[0]["created"]
+
+
+def test_synthetic_hypergraph_has_the_requested_size():
+    d = C.synthetic_hypergraph(500, 300, 4.0, 7, 5, seed=3)
+    d.validate()
+    assert d.num_nodes == 500 and d.x.shape == (500, 7) and d.num_classes == 5
+    sizes = torch.bincount(d.hyperedge_index[1], minlength=d.num_hyperedges)
+    singles = d.num_hyperedges - 300
+    assert singles >= 0
+    assert abs(float(sizes[:300].float().mean()) - 4.0) < 0.35  # Poisson sizes, repeats merged
+    assert C.SYNTHETIC["synthetic-yelp"] == {"like": "Yelp", "nodes": 50758, "hyperedges": 679302, "mean_order": 6.66,
+                                             "features": 1862, "classes": 9}
+    assert C.SYNTHETIC["synthetic-trivago"]["nodes"] == 172738 and C.SYNTHETIC["synthetic-trivago"]["classes"] == 160
+
+
+def test_points_are_versioned(tmp_path):
+    doc = C.make_point("fairness", "M", "d", "ok", metrics={"test": {"accuracy": C.stats([1.0, float("nan")])}})
+    assert doc["schema"] == C.SCHEMA and doc["schema_version"] == C.SCHEMA_VERSION
+    assert doc["metrics"]["test"]["accuracy"]["values"] == [1.0, None]  # NaN is not JSON
+    path = tmp_path / "p.json"
+    C.write_point(path, {**doc, "schema_version": C.SCHEMA_VERSION + 1})
+    with pytest.raises(ConfigError, match="schema version"):
+        C.read_point(path)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+def _md_cells(path: Path) -> list[list[str]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            rows.append([c.strip() for c in line.strip("|").split(" | ")])
+    return rows
+
+
+def _cell(mean, std):
+    return f"{mean:.2f}±{std:.2f}"
+
+
+@needs_data
+def test_end_to_end_three_studies_and_report(tmp_path):
+    out = tmp_path / "res"
+    raw = ["--raw-root", str(ROOT), "--no-progress", "--set", *QUICK]
+    assert study_main(["robustness", "--datasets", "cora", "--models", "HGNN", "MLP", "--kinds", "remove_incidence",
+                       "feature_noise", "--ratios", "0", "0.5", "--runs", "1", "--out", str(out), *raw]) == 0
+    assert study_main(["fairness", "--datasets", "german", "--models", "HGNN", "MLP", "--runs", "1", "--out",
+                       str(out), *raw]) == 0
+    assert study_main(["efficiency", "--datasets", "cora", "--models", "HGNN", "MLP", "--out", str(out), *raw]) == 0
+    rep = tmp_path / "report"
+    assert study_main(["report", "--in", str(out), "--out", str(rep)]) == 0
+
+    for name in ("robustness.md", "fairness.md", "efficiency.md", "README.md", "report.json",
+                 "figures/robustness_structure.png", "figures/robustness_feature.png", "figures/fairness_ranks.png",
+                 "figures/efficiency.png"):
+        assert (rep / name).exists() and (rep / name).stat().st_size > 0, name
+    for png in (rep / "figures").glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # robustness: every cell of the grid tables equals its point file
+    points = sorted((out / "robustness" / "points").glob("cora/*/*/*.json"))
+    assert len(points) == 8
+    text = (rep / "robustness.md").read_text()
+    for p in points:
+        doc = json.loads(p.read_text())
+        kind, model, ratio = p.parts[-3], p.parts[-2], float(p.stem[1:])
+        section = text.split(f"### cora: {kind} ")[1].split("###")[0]
+        header, *rows = [r for r in _md_cells_text(section)]
+        col = header.index(f"{ratio:g}")
+        row = next(r for r in rows if r[0] == model)
+        acc = doc["metrics"]["test"]["accuracy"]
+        assert row[col] == _cell(acc["mean"], acc["std"])
+        changed = doc["perturbation"]["changed"][0]
+        assert (changed == 0) if ratio == 0 else (changed > 0)
+
+    # fairness: Table A8 layout equals the points
+    rows = _md_cells(rep / "fairness.md")
+    header = rows[0]
+    for model in ("HGNN", "MLP"):
+        doc = json.loads((out / "fairness" / "points" / "german" / f"{model}.json").read_text())
+        row = next(r for r in rows if r[0] == model and len(r) == len(header))
+        for metric, label in (("accuracy", "Acc"), ("delta_dp", "ΔDP"), ("delta_eo", "ΔEO")):
+            v = doc["metrics"]["test"][metric]
+            assert row[header.index(f"german {label}")] == _cell(v["mean"], v["std"])
+
+    # efficiency: accuracy and times equal the points; time to best = sum of the epoch times of the train runs
+    rows = _md_cells(rep / "efficiency.md")
+    for model in ("HGNN", "MLP"):
+        doc = json.loads((out / "efficiency" / "points" / "cora" / f"{model}.json").read_text())
+        assert doc["status"] == "ok"
+        row = next(r for r in rows if r[0] == model)
+        e = doc["efficiency"]
+        assert row[1] == _cell(doc["metrics"]["test"]["accuracy"]["mean"], doc["metrics"]["test"]["accuracy"]["std"])
+        assert row[2] == f"{e['train_time_to_best_val_s']['mean']:.2f}"
+        run = json.loads((out / "efficiency" / doc["train_dir"] / "runs" / "run_0.json").read_text())
+        assert e["train_time_to_best_val_s"]["values"][0] == pytest.approx(
+            sum(run["epoch_times_s"][:run["best_val_epoch"]]))
+
+    # the report's JSON carries the same numbers
+    record = json.loads((rep / "report.json").read_text())
+    assert record["schema_version"] == C.SCHEMA_VERSION
+    assert {r["cell"] for r in record["robustness"]} <= set(text.replace("|", " ").split())
+
+
+def _md_cells_text(section: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("|---")]
+
+
+def test_report_refuses_empty_input(tmp_path):
+    with pytest.raises(ConfigError, match="no study points"):
+        REP.build([tmp_path], tmp_path / "out")
+    assert study_main(["report", "--in", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_fairness_refuses_a_dataset_without_sensitive_attribute(tmp_path, monkeypatch):
+    data = _synthetic()
+    monkeypatch.setattr(FAIR, "load_node_dataset", lambda name, root: (data, C.describe(data)))
+    with pytest.raises(ConfigError, match="no binary sensitive attribute"):
+        FAIR.run(["MLP"], tmp_path, datasets=["synthetic"], runs=1)

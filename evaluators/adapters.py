@@ -33,8 +33,7 @@ import os
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -344,7 +343,7 @@ class OpenAIConfig:
         _check(self.model_type in ("open", "closed"), f"model_type must be open or closed, got {self.model_type!r}")
 
 
-_RETRYABLE = (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError)
+_RETRYABLE = (http.client.HTTPException, OSError)  # refused, reset or dropped connections, timeouts
 
 
 class OpenAIAdapter:
@@ -353,6 +352,10 @@ class OpenAIAdapter:
     def __init__(self, model: str, config: OpenAIConfig):
         self.model, self.config = model, config
         self.url = config.base_url.rstrip("/") + "/chat/completions"
+        parts = urllib.parse.urlsplit(self.url)
+        self._scheme, self._netloc = parts.scheme, parts.netloc
+        self._path = parts.path + (f"?{parts.query}" if parts.query else "")
+        self._local = threading.local()  # one kept-alive connection per request thread
         self.headers = {"Content-Type": "application/json"}
         api_key = os.environ.get("OPENAI_API_KEY")
         if api_key:
@@ -384,27 +387,62 @@ class OpenAIAdapter:
             delay = max(delay, float(retry_after))
         return min(delay, self.config.max_backoff)
 
+    def _connection(self) -> http.client.HTTPConnection:
+        """This thread's kept-alive connection to the server (opened on first use, and again after a failure)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+            conn = self._local.conn = cls(self._netloc, timeout=self.config.timeout)
+        return conn
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _exchange(self, payload: bytes) -> tuple[int, bytes, str | None]:
+        """One POST on this thread's connection: (status, body, Retry-After). A kept-alive connection the server has
+        closed meanwhile is reopened once without counting as an attempt."""
+        for fresh in (False, True):
+            conn = self._connection()
+            reused = conn.sock is not None
+            try:
+                conn.request("POST", self._path, body=payload, headers=self.headers)
+                response = conn.getresponse()
+                body = response.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self._drop_connection()
+                if reused and not fresh:
+                    continue
+                raise
+            except BaseException:
+                self._drop_connection()
+                raise
+            if response.will_close:
+                self._drop_connection()
+            return response.status, body, response.getheader("Retry-After")
+        raise AssertionError("unreachable")
+
     def _post(self, payload: bytes) -> dict:
         last_error = ""
         attempts = self.config.max_retries + 1
         for attempt in range(attempts):
             retry_after = None
-            request = urllib.request.Request(self.url, data=payload, headers=self.headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
-                    body = response.read()
-            except urllib.error.HTTPError as error:
-                detail = error.read()[:300].decode("utf-8", "replace")
-                if error.code != 429 and error.code < 500:
-                    raise AdapterError(f"{self.url} refused the request: HTTP {error.code} {detail}") from None
-                last_error, retry_after = f"HTTP {error.code} {detail}", error.headers.get("Retry-After")
+                status, body, retry_after = self._exchange(payload)
             except _RETRYABLE as error:
                 last_error = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
             else:
-                try:
-                    return json.loads(body)
-                except ValueError:
-                    raise AdapterError(f"{self.url} answered with non-JSON: {body[:200]!r}") from None
+                if 200 <= status < 300:
+                    try:
+                        return json.loads(body)
+                    except ValueError:
+                        raise AdapterError(f"{self.url} answered with non-JSON: {body[:200]!r}") from None
+                detail = body[:300].decode("utf-8", "replace")
+                if status != 429 and status < 500:
+                    raise AdapterError(f"{self.url} refused the request: HTTP {status} {detail}")
+                last_error = f"HTTP {status} {detail}"
             if attempt + 1 < attempts:
                 delay = self._delay(attempt, retry_after)
                 logger.warning("%s: %s; retry %d/%d in %.2f s", self.url, last_error, attempt + 1,

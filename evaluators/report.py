@@ -1,8 +1,13 @@
-"""``hypergvl report RESULTS...``: the paper's tables from leaderboard submissions.
+"""``hypergvl report RESULTS...``: the paper's tables and figures from leaderboard submissions.
 
 Table 3 layout: one row per model, one column per task, then Avg.U and Avg.R (HyperGVL sec. 3.2). Table 4 layout:
-one row per representation (7 textual, then 5 visual), one column per task (sec. 3.4). Plus, per model, a PNG
-heatmap of accuracy by task x representation.
+one row per representation (7 textual, then 5 visual), one column per task (sec. 3.4). PNGs (with ``--out``):
+
+* per model, a heatmap of accuracy by task x representation;
+* ``fig3_lvlm_vs_llm.png`` when runs with images and text-only runs (``--visual-reps none``) are given: accuracy per
+  task, one bar per run, text-only runs hatched (sec. 3.3, Fig. 3: "both LVLMs consistently outperform their LLMs");
+* ``fig4_scale.png``: Avg.U and Avg.R by scale (small, medium, large), synthetic (solid) against real (dashed)
+  hypergraphs, one colour per run (sec. 3.5, Fig. 4).
 """
 from __future__ import annotations
 
@@ -23,12 +28,20 @@ def load_results(path: Path) -> dict:
     path = path / "results.json" if path.is_dir() else path
     try:
         res = json.loads(path.read_text())
+        if res.get("scored") is False:
+            raise UserError(f"{path} holds unscored responses (a questions-only set): score them first with "
+                            "`hypergvl score RUN --dataset FULL_BUILD --out DIR`")
         res["scores"]["per_task"], res["model"]["name"]
     except FileNotFoundError:
         raise UserError(f"no results file at {path}") from None
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise UserError(f"{path} is not a hypergvl evaluate results.json ({exc})") from None
     return res
+
+
+def label(result: dict) -> str:
+    """The model's name, marked when the run was text-only (an LLM, or an LVLM shown no image)."""
+    return result["model"]["name"] + (" (text only)" if result.get("text_only") else "")
 
 
 def _cell(value) -> str:
@@ -40,7 +53,7 @@ def table3(results: list[dict]) -> str:
     lines = [head, "|" + " --- |" * (len(TASK_CODES) + 3)]
     for r in results:
         s = r["scores"]
-        lines.append(f"| {r['model']['name']} | " + " | ".join(_cell(s["per_task"].get(t)) for t in TASK_CODES)
+        lines.append(f"| {label(r)} | " + " | ".join(_cell(s["per_task"].get(t)) for t in TASK_CODES)
                      + f" | {_cell(s.get('avg_u'))} | {_cell(s.get('avg_r'))} |")
     return "\n".join(lines)
 
@@ -60,8 +73,6 @@ def table4(result: dict) -> str:
 def heatmap(result: dict, path: Path) -> None:
     """Task x representation accuracy as a PNG (matplotlib, Agg)."""
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     s = result["scores"]
     cols = [(k, rep, label) for k, names in (("by_text_rep", TEXT_NAMES), ("by_visual_rep", VISUAL_NAMES))
@@ -71,8 +82,7 @@ def heatmap(result: dict, path: Path) -> None:
         for i, t in enumerate(TASK_CODES):
             v = s[k][rep]["per_task"].get(t)
             grid[i, j] = np.nan if v is None else v
-    fig = Figure(figsize=(1.0 + 0.7 * max(len(cols), 1), 6.0), dpi=120)
-    FigureCanvasAgg(fig)
+    fig = _figure(1.0 + 0.7 * max(len(cols), 1), 6.0)
     ax = fig.add_subplot()
     im = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(cols)), [c[2] for c in cols], rotation=45, ha="right")
@@ -82,36 +92,103 @@ def heatmap(result: dict, path: Path) -> None:
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=7,
                         color="white" if grid[i, j] < 60 else "black")
-    ax.set_title(f"{result['model']['name']}: accuracy (%) by task and representation")
+    ax.set_title(f"{label(result)}: accuracy (%) by task and representation")
     fig.colorbar(im, ax=ax, fraction=0.03)
+    _save(fig, path)
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=120)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path: Path) -> None:
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp")
     fig.savefig(tmp, format="png", metadata={"Software": None})
     os.replace(tmp, path)
 
 
+def lvlm_vs_llm(results: list[dict], path: Path) -> bool:
+    """Fig. 3: per-task accuracy, one bar per run, text-only runs hatched. Drawn only when both kinds are given."""
+    import numpy as np
+
+    if not (any(r.get("text_only") for r in results) and any(not r.get("text_only") for r in results)):
+        return False
+    tasks = [t for t in TASK_CODES if any(t in r["scores"]["per_task"] for r in results)]
+    fig = _figure(2.0 + 0.9 * len(tasks), 5.0)
+    ax = fig.add_subplot()
+    width = 0.8 / len(results)
+    x = np.arange(len(tasks))
+    for j, r in enumerate(sorted(results, key=lambda r: (r["model"]["name"], bool(r.get("text_only"))))):
+        values = [r["scores"]["per_task"].get(t) for t in tasks]
+        ax.bar(x + (j - (len(results) - 1) / 2) * width, [np.nan if v is None else v for v in values], width,
+               label=label(r), hatch="//" if r.get("text_only") else None,
+               edgecolor="black" if r.get("text_only") else None, linewidth=0.5)
+    ax.set_xticks(x, tasks)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("LVLMs and their LLMs (text only, hatched) by task (HyperGVL Fig. 3)")
+    ax.legend(fontsize=8, ncols=min(len(results), 4), loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    _save(fig, path)
+    return True
+
+
+def scale_curves(results: list[dict], path: Path) -> bool:
+    """Fig. 4: Avg.U and Avg.R by scale, synthetic (solid) against real (dashed) hypergraphs, a colour per run."""
+    scales = ("small", "medium", "large")
+    runs = [r for r in results if r["scores"].get("by_source_and_scale")]
+    if not runs:
+        return False
+    fig = _figure(10.0, 4.0)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, key, title in zip(axes, ("avg_u", "avg_r"), ("understanding (Avg.U)", "reasoning (Avg.R)")):
+        for j, r in enumerate(runs):
+            groups = r["scores"]["by_source_and_scale"]
+            for source, style in (("synthetic", "-"), ("real", "--")):
+                ys = [(groups.get(f"{source}/{sc}") or {}).get(key) for sc in scales]
+                pts = [(i, y) for i, y in enumerate(ys) if y is not None]
+                if pts:
+                    ax.plot(*zip(*pts), style, marker="o", color=f"C{j}", label=f"{label(r)}, {source}")
+        ax.set_xticks(range(len(scales)), scales)
+        ax.set_title(title)
+        ax.set_xlabel("hypergraph scale")
+        ax.set_ylim(0, 100)
+    axes[0].set_ylabel("accuracy (%)")
+    axes[1].legend(fontsize=7)
+    fig.suptitle("Accuracy by scale, synthetic vs real (HyperGVL Fig. 4)")
+    _save(fig, path)
+    return True
+
+
 def report(paths: list[Path], out: Path | None = None) -> str:
     results = [load_results(p) for p in paths]
     parts = ["## Accuracy by task (Table 3 layout)", "", table3(results), ""]
     for r in results:
-        parts += [f"## {r['model']['name']}: accuracy by representation (Table 4 layout)", "", table4(r), ""]
+        parts += [f"## {label(r)}: accuracy by representation (Table 4 layout)", "", table4(r), ""]
     text = "\n".join(parts)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.md").write_text(text)
         for r in results:
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in r["model"]["name"])
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label(r))
             heatmap(r, out / f"heatmap_{safe}.png")
+        lvlm_vs_llm(results, out / "fig3_lvlm_vs_llm.png")
+        scale_curves(results, out / "fig4_scale.png")
     return text
 
 
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", type=Path, help="results.json files or evaluate output folders")
-    p.add_argument("--out", type=Path, help="also write report.md and one heatmap PNG per model here")
+    p.add_argument("--out", type=Path, help="also write report.md, a heatmap PNG per model and the Fig. 3/4 PNGs here")
 
 
 @command("report", _args)
 def _report(args: argparse.Namespace) -> int:
-    """Markdown tables (paper Tables 3-4) and heatmaps from results.json files."""
+    """Markdown tables (paper Tables 3-4), heatmaps and Fig. 3/4 plots from results.json files."""
     print(report(args.results, args.out))
     return 0

@@ -371,3 +371,21 @@ def test_an_output_folder_holds_one_run(small_build, tmp_path, capsys):
     assert main(["evaluate", *sel, "--model", "baseline:random", "--limit", "2"]) == 0
     before = (out / "samples.jsonl").read_text()
     _one_line_exit_2(capsys, ["evaluate", *sel, "--model", "baseline:symbolic"], out, before, "holds a run of")
+
+
+# ============================================================================================ report figures
+def test_report_draws_lvlm_vs_llm_and_scale_figures(small_build, tmp_path, capsys):
+    sel = ["--dataset", str(small_build), "--text-reps", "n_set", "adj_mat", "--no-progress"]
+    assert main(["evaluate", *sel, "--model", "baseline:symbolic", "--visual-reps", "enc_hy",
+                 "--out", str(tmp_path / "vision")]) == 0
+    assert main(["evaluate", *sel, "--model", "baseline:random", "--visual-reps", "none",
+                 "--out", str(tmp_path / "text")]) == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "vision"), str(tmp_path / "text"), "--out", str(tmp_path / "rep")]) == 0
+    text = capsys.readouterr().out
+    assert "| baseline:random (text only) |" in text and "| baseline:symbolic |" in text
+    for name in ("fig3_lvlm_vs_llm.png", "fig4_scale.png", "heatmap_baseline_random__text_only_.png"):
+        assert (tmp_path / "rep" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    # one kind of run only: no Fig. 3 (it compares the two), Fig. 4 still
+    assert main(["report", str(tmp_path / "vision"), "--out", str(tmp_path / "one")]) == 0
+    assert not (tmp_path / "one" / "fig3_lvlm_vs_llm.png").exists() and (tmp_path / "one" / "fig4_scale.png").exists()

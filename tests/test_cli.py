@@ -39,3 +39,23 @@ def test_console_script_readable_output():
 def test_bad_flags_fail_clearly(argv, needle):
     r = subprocess.run([sys.executable, "-m", "hypergvl_dataset", *argv], capture_output=True, text=True)
     assert r.returncode != 0 and needle in r.stderr
+
+
+def test_subcommands_come_from_entry_points_and_the_core_names_no_upper_layer(capsys):
+    """The core CLI registers the commands of the layers above through the ``hypergvl.commands`` entry points."""
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    import hypergvl_dataset.cli as cli
+
+    import re
+
+    source = Path(cli.__file__).read_text()
+    assert not re.search(r"\b(evaluators|models|router|space)\b", source)
+    names = {ep.name for ep in entry_points(group=cli.ENTRY_POINT_GROUP)}
+    assert {"evaluate", "merge", "score", "report"} <= names
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    for name in ("sample", "build", "push", "strip", "evaluate", "merge", "score", "report", *names):
+        assert f"    {name} " in listed, name

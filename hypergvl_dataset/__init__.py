@@ -10,11 +10,11 @@ __all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_respons
 __version__ = "0.1.0"
 
 
-def expand(dataset, text_reps=None, visual_reps=None):
+def expand(dataset, text_reps=None, visual_reps=None, *, decode_images=True):
     """Meta-problem rows -> 35 vision-language QA samples each (see :func:`hypergvl_dataset.builder.expand`)."""
     from .builder import expand as _expand
 
-    return _expand(dataset, text_reps, visual_reps)
+    return _expand(dataset, text_reps, visual_reps, decode_images=decode_images)
 
 
 __all__.append("expand")

@@ -21,8 +21,9 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
 - Resumable: the accelerate state (model, optimiser, scheduler, RNG) and ``trainer_state.json`` are saved to
   ``--out/checkpoint`` at each epoch end (and every ``--checkpoint-every`` steps); rerunning the same command resumes
   where it stopped, skipping the batches already seen. A run with other settings in the same ``--out`` is refused.
-- Any number of processes: each takes its slice of every global batch (``batch_size`` per process); the epoch's
-  order is a seeded permutation, so the run is reproducible for a given process count.
+- Any number of processes (``accelerate launch --num_processes N -m router.train ...``; on a machine without GPUs
+  add ``--multi_gpu`` to get N CPU processes): each takes its slice of every global batch (``batch_size`` per
+  process); the epoch's order is a seeded permutation, so the run is reproducible for a given process count.
 """
 from __future__ import annotations
 
@@ -177,7 +178,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
 
     from .model import WiseHyGR
 
-    acc = Accelerator()
+    # several processes on a machine without CUDA (torchrun / accelerate launch --multi_gpu on CPUs): accelerate
+    # only sets up its gloo process group when told the run is on CPU
+    acc = Accelerator(cpu=not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1)
     out = Path(cfg.out)
     ckpt = out / "checkpoint"
     prm = load_prm(cfg.prm)
@@ -363,6 +366,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ValueError) as exc:
         print(f"python -m router.train: error: {exc}", file=sys.stderr)
         return 2
+    from accelerate import PartialState
+
+    if not PartialState().is_main_process:
+        return 0
     b = state["best"]
     print(f"best: epoch {b['epoch']} step {b['step']}: top1 {b['top1']:.2f}%, among_best {b['among_best']:.2f}% "
           f"(val loss {b['val_loss']:.4f}); router saved to {args.out}")

@@ -150,3 +150,21 @@ def test_train_cli_refuses_bad_flags(prm_dir, tmp_path, capsys):
     assert train_main(["--prm", str(prm_dir), "--out", str(tmp_path / "x"), "--epochs", "0"]) == 2
     assert "epochs must be at least 1" in capsys.readouterr().err
     assert train_main(["--prm", str(tmp_path / "missing"), "--out", str(tmp_path / "y")]) == 2
+
+
+def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "router.train", "--prm", str(prm_dir),
+           "--backbone", str(tiny_backbone), "--out", str(out), "--max-steps", "3", "--batch-size", "4",
+           "--max-length", "160", "--no-progress"]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.count("router saved to") == 1  # printed by the main process only
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["key"]["num_processes"] == 2 and state["state"]["global_step"] == 3
+    assert WiseHyGR.from_pretrained(out).route_texts(["G describes ..."], ["Q: How many vertices?"])[0] in COMBINATIONS

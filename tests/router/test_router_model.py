@@ -168,3 +168,29 @@ def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
     state = json.loads((out / "trainer_state.json").read_text())
     assert state["key"]["num_processes"] == 2 and state["state"]["global_step"] == 3
     assert WiseHyGR.from_pretrained(out).route_texts(["G describes ..."], ["Q: How many vertices?"])[0] in COMBINATIONS
+
+
+def test_push_to_hub_uploads_the_saved_folder(tiny_router, monkeypatch):
+    import huggingface_hub
+
+    calls = {}
+
+    class FakeApi:
+        def __init__(self, token=None):
+            calls["token"] = token
+
+        def create_repo(self, repo_id, repo_type, private, exist_ok):
+            calls["create"] = (repo_id, repo_type, private)
+            return f"https://huggingface.co/{repo_id}"
+
+        def upload_folder(self, repo_id, folder_path, repo_type, commit_message):
+            from pathlib import Path
+
+            calls["files"] = sorted(p.name for p in Path(folder_path).iterdir())
+            calls["card"] = (Path(folder_path) / "README.md").read_text()
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    url = WiseHyGR.from_pretrained(tiny_router).push_to_hub("org/wisehygr", private=True, token="t")
+    assert url == "https://huggingface.co/org/wisehygr" and calls["create"] == ("org/wisehygr", "model", True)
+    assert {"config.json", "model.safetensors", "wisehygr.json", "README.md", "tokenizer.json"} <= set(calls["files"])
+    assert "## Training data" in calls["card"] and "## Intended use" in calls["card"]

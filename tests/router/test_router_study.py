@@ -42,3 +42,14 @@ def test_node_classification_study_with_the_neighbour_baseline(tiny_router, shar
     assert Image.open(out / "node_classification.png").size[0] > 500
     assert main(args) == 0  # a rerun answers nothing again
     assert len((out / "samples.jsonl").read_text().splitlines()) == len(recs)
+
+
+def test_node_classification_sends_the_chosen_picture_when_asked(tiny_router, shared_data, tmp_path):
+    out = tmp_path / "img"
+    assert main(["node-classification", "--model", "baseline:neighbors", "--router", str(tiny_router), "--datasets",
+                 "cora-ca", "--num-nodes", "2", "--trials", "1", "--raw-root", str(shared_data), "--images", "yes",
+                 "--out", str(out), "--no-progress"]) == 0
+    recs = [json.loads(l) for l in (out / "samples.jsonl").read_text().splitlines()]
+    assert json.loads((out / "node_classification.json").read_text())["images"] is True
+    assert {r["visual_rep"] for r in recs if r["policy"] == "top"} == {"enc_hy"}
+    assert all(r["visual_rep"] is not None for r in recs)

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -61,14 +62,14 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
     n = len(series)
     width = 0.8 / max(n, 1)
     x = np.arange(len(groups))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(groups) + 2), 4.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.9 * len(groups) + 2), 4.4), dpi=120)
     for i, (name, values) in enumerate(series.items()):
         err = (errors or {}).get(name)
         ax.bar(x + (i - (n - 1) / 2) * width, values, width, label=name, yerr=err, capsize=2 if err else 0)
     ax.set_xticks(x, groups, rotation=0 if len(groups) < 10 else 45)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 105)
-    ax.set_title(title)
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=10)
     ax.legend(ncol=n, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(groups) < 10 else -0.22), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

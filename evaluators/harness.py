@@ -395,6 +395,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
             f.flush()
             os.fsync(f.fileno())
             bar.close()
+    info = _model_info(adapter, state, out)
     if state is not None:
         state.wait_for_everyone()
         if not state.is_main_process:
@@ -404,8 +405,25 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     records = {k: v for k, v in records.items() if k in wanted}
     sel = selection.to_dict() | {"routing": policy_name, "num_samples": len(full_ids),
                                  "digest": selection_digest(full_ids)}
-    return write_results(out, records, model=adapter.info().to_dict(), dataset=data_info,
-                         selection=sel, text_only=selection.text_only)
+    return write_results(out, records, model=info, dataset=data_info, selection=sel, text_only=selection.text_only)
+
+
+def _model_info(adapter, state, out: Path) -> dict:
+    """The model's info as recorded in ``results.json``. A server's revision is learned from its answers, so it is
+    taken from whichever rank answered, else from the folder's earlier results (a rerun that answered nothing)."""
+    infos = [adapter.info().to_dict()]
+    if state is not None:
+        from accelerate.utils import gather_object
+
+        infos = gather_object(infos)
+    with_revision = [i for i in infos if i.get("revision") is not None]
+    if with_revision:
+        return with_revision[0]
+    try:
+        earlier = json.loads((out / RESULTS).read_text())["model"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return infos[0]
+    return earlier if earlier.get("name") == infos[0]["name"] else infos[0]
 
 
 # ================================================================================================ merge, score

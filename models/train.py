@@ -530,6 +530,9 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
 
     task_cls = get_task(task)
+    from models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
+    if refusal := task_refusal(model, task, model_class(model)):
+        raise ConfigError(refusal)
     if perturb is not None and not hasattr(task_cls, "make_split"):
         raise ConfigError(f"perturbations apply to node classification only, not task {task!r}")
     if data is None:

@@ -3,6 +3,8 @@
 Every registered class has the constructor head
 ``(in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, <typed keywords>)``,
 ``reset_parameters()``, ``forward(x, hyperedge_index, num_hyperedges=None)`` and a ``paper`` citation.
+A model that cannot serve a task declares it as ``unsupported_tasks = {"<task>": "<reason>"}``;
+:func:`task_refusal` turns that into the message the trainer prints.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any, Callable
 
 from torch import nn
 
-__all__ = ["MODELS", "register_model", "build_model", "model_defaults", "UnknownModelError"]
+__all__ = ["MODELS", "register_model", "build_model", "model_defaults", "task_refusal", "UnknownModelError"]
 
 MODELS: dict[str, type[nn.Module]] = {}
 
@@ -40,6 +42,10 @@ def register_model(name: str) -> Callable[[type[nn.Module]], type[nn.Module]]:
                             f"arguments, got {[p.name for p in params]}")
         if not getattr(cls, "paper", ""):
             raise TypeError(f"{cls.__qualname__} must set a class attribute `paper` (citation and link)")
+        refused = getattr(cls, "unsupported_tasks", {})
+        if not isinstance(refused, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
+                                                    for k, v in refused.items()):
+            raise TypeError(f"{cls.__qualname__}.unsupported_tasks must map task names to non-empty reasons")
         MODELS[name] = cls
         return cls
     return decorator
@@ -56,6 +62,13 @@ def model_defaults(name: str) -> dict[str, Any]:
     """The model-specific keyword arguments of ``name`` and their defaults."""
     params = list(inspect.signature(_lookup(name).__init__).parameters.values())[1 + len(_HEAD):]
     return {p.name: p.default for p in params}
+
+
+def task_refusal(name: str, task: str, cls: type | None = None) -> str | None:
+    """Why model ``name`` (class ``cls``, default: the registered one) refuses ``task`` (its
+    ``unsupported_tasks`` entry, as one sentence), or ``None`` when it supports the task."""
+    reason = getattr(cls if cls is not None else _lookup(name), "unsupported_tasks", {}).get(task)
+    return None if reason is None else f"model {name} does not support task {task!r}: {reason}"
 
 
 def build_model(name: str, **kwargs: Any) -> nn.Module:

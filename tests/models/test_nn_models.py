@@ -106,6 +106,7 @@ VARIANTS = [
     ("ED-HNN", {"num_layers": 2, "dropout_order": "dhgbench"}),
     ("ED-HNN", {"mlp2_layers": 1, "classifier_layers": 2, "classifier_hidden": 6, "activation": "identity"}),
     ("TF-HNN", {"alpha": 1.0, "num_layers": 1, "mlp_num_layers": 1}),
+    ("EHNN", {"num_layers": 2, "hyper_layers": 1, "input_dropout": 0.1, "normalization": "none"}),
 ]
 
 
@@ -277,6 +278,7 @@ def test_bad_common_arguments(name, kwargs):
     ("ED-HNN", {"mlp1_layers": -1}), ("ED-HNN", {"activation": "gelu"}), ("ED-HNN", {"alpha": 2.0}),
     ("ED-HNN", {"dropout_order": "allset"}),
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
+    ("EHNN", {"hyper_layers": 0}), ("EHNN", {"hyper_dropout": 1.0}), ("EHNN", {"normalization": "gn"}),
 ])
 def test_bad_model_specific_arguments(name, kwargs):
     with pytest.raises(ValueError):

@@ -1,0 +1,276 @@
+"""EHNN-MLP: equivariant hypergraph network whose order-dependent weights come from small hypernetworks."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, check_choice, check_common, check_int,
+                      check_probability, dropout as drop)
+from .mlp import MLP, NORMALIZATIONS
+from .registry import register_model
+
+
+def order_encoding(order: Tensor, dim: int) -> Tensor:
+    r"""The sinusoidal encoding of an order :math:`k` (EHNN's ``PositionalEncoding``, the transformer one):
+    :math:`\mathrm{PE}(k)_{2i} = \sin(k / 10000^{2i/d})`, :math:`\mathrm{PE}(k)_{2i+1} = \cos(k / 10000^{2i/d})`.
+    Computed for any order, so no table bounds the largest hyperedge (the reference sizes a table by the
+    largest order of the dataset; the values are the same)."""
+    div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32, device=order.device) * (-math.log(10000.0) / dim))
+    angle = order.to(torch.float32).unsqueeze(-1) * div
+    out = torch.zeros(*order.shape, dim, device=order.device)
+    out[..., 0::2] = torch.sin(angle)
+    out[..., 1::2] = torch.cos(angle)[..., : dim // 2]
+    return out
+
+
+class HyperMLP(nn.Module):
+    """EHNN's inner ``MLP``: Linear, then (ReLU, dropout, Linear) per further layer; no normalisation (the
+    reference creates LayerNorms here but never calls them, so they are left out)."""
+
+    def __init__(self, in_channels: int, out_channels: int, hidden: int, num_layers: int, dropout: float) -> None:
+        super().__init__()
+        dims = [in_channels] + [hidden] * (num_layers - 1) + [out_channels]
+        self.lins = nn.ModuleList(Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.dropout = dropout
+
+    def reset_parameters(self) -> None:
+        for lin in self.lins:
+            lin.reset_parameters()
+
+    def forward(self, x: Tensor) -> Tensor:
+        for lin in self.lins[:-1]:
+            x = drop(F.relu(lin(x)), self.dropout, self.training)
+        return self.lins[-1](x)
+
+
+class OrderMLP(nn.Module):
+    r"""The bias hypernetwork :math:`\mathbf{b}(k) = \mathrm{MLP}(\mathbf{W}\,\mathrm{PE}(k) + \mathbf{c})`
+    (reference ``PositionalMLP``)."""
+
+    def __init__(self, out_channels: int, pe_dim: int, hidden: int, num_layers: int, dropout: float) -> None:
+        super().__init__()
+        self.pe_dim = pe_dim
+        self.input = Linear(pe_dim, hidden)
+        self.mlp = HyperMLP(hidden, out_channels, hidden, num_layers, dropout)
+
+    def reset_parameters(self) -> None:
+        self.input.reset_parameters()
+        self.mlp.reset_parameters()
+
+    def forward(self, order: Tensor) -> Tensor:
+        return self.mlp(self.input(order_encoding(order, self.pe_dim)))
+
+
+class _Structure:
+    """What EHNN needs of a hypergraph, without a dense incidence: the non-empty hyperedges renumbered
+    ``0..M'-1`` (a hyperedge with no member is not part of the hypergraph), their orders :math:`|e|`,
+    :math:`\\mathbf{D}_e^{-1}\\mathbf{H}^\\top` and :math:`\\mathbf{H}` as sparse operators, and :math:`d_v`."""
+
+    def __init__(self, inc: Incidence) -> None:
+        keep = inc.deg_e > 0
+        new_id = torch.cumsum(keep.long(), 0) - 1
+        edge = new_id[inc.edge]
+        self.num_nodes, self.num_edges = inc.num_nodes, int(keep.sum())
+        self.order = inc.deg_e[keep].long()
+        inv_order = 1.0 / inc.deg_e[keep]
+        self.mean_v2e = SparseOperator(edge, inc.node, inv_order[edge], (self.num_edges, self.num_nodes))
+        self.sum_e2v = SparseOperator(inc.node, edge, torch.ones_like(inv_order[edge]),
+                                      (self.num_nodes, self.num_edges))
+        self.deg_v = inc.deg_v.unsqueeze(-1)
+
+
+def _with_pe(t: Tensor, pe: Tensor) -> Tensor:
+    return torch.cat([t, pe.expand(t.size(0), -1)], dim=-1)
+
+
+class LinearV2E(nn.Module):
+    r"""EHNN-MLP's node-to-(node, hyperedge) layer (reference ``LinearV2E``)::
+
+        x   <- x + MLP1(LN1 x)
+        x0  = mean_v x;  x1_v = x;  x1_e = H^T x / |e|
+        x0  <- x0 + MLP2([LN2 x0, PE(0)]);  x1_* <- x1_* + MLP2([LN2 x1_*, PE(1)])
+        x_v = x0 + x1_v;  x_e = x0 + x1_e
+        x_v <- x_v + MLP3([LN3 x_v, PE(1)]) + b(1);  x_e <- x_e + MLP3([LN3 x_e, PE(|e|)]) + b(|e|)
+    """
+
+    def __init__(self, dim: int, pe_dim: int, hyper_dim: int, hyper_layers: int, hyper_dropout: float) -> None:
+        super().__init__()
+        self.dim = dim
+        self.mlp1 = HyperMLP(dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.mlp2 = HyperMLP(2 * dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.mlp3 = HyperMLP(2 * dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(3))
+        self.bias = OrderMLP(dim, pe_dim, hyper_dim, hyper_layers, hyper_dropout)
+
+    def reset_parameters(self) -> None:
+        for m in (self.mlp1, self.mlp2, self.mlp3, *self.norms, self.bias):
+            m.reset_parameters()
+
+    def forward(self, x: Tensor, s: _Structure) -> tuple[Tensor, Tensor]:
+        zero_one = order_encoding(torch.arange(2, device=x.device), self.dim)
+        pe_order = order_encoding(s.order, self.dim)
+        x = x + self.mlp1(self.norms[0](x))
+        x0 = x.mean(dim=0, keepdim=True)
+        x1_v, x1_e = x, s.mean_v2e @ x
+        x0 = x0 + self.mlp2(_with_pe(self.norms[1](x0), zero_one[:1]))
+        x1_v = x1_v + self.mlp2(_with_pe(self.norms[1](x1_v), zero_one[1:]))
+        x1_e = x1_e + self.mlp2(_with_pe(self.norms[1](x1_e), zero_one[1:]))
+        x_v, x_e = x0 + x1_v, x0 + x1_e
+        x_v = x_v + self.mlp3(_with_pe(self.norms[2](x_v), zero_one[1:]))
+        x_e = x_e + self.mlp3(torch.cat([self.norms[2](x_e), pe_order], dim=-1))
+        ones = torch.ones(1, dtype=torch.long, device=x.device)
+        return x_v + self.bias(ones), x_e + self.bias(s.order)
+
+
+class LinearE2V(nn.Module):
+    r"""EHNN-MLP's (node, hyperedge)-to-node layer (reference ``LinearE2V``)::
+
+        x_v <- x_v + MLP1([LN1 x_v, PE(1)]);  x_e <- x_e + MLP1([LN1 x_e, PE(|e|)])
+        x0  = mean over nodes and hyperedges;  x1 = (x_v + H x_e) / (1 + d_v)
+        x0  <- x0 + MLP2([LN2 x0, PE(0)]);  x1 <- x1 + MLP2([LN2 x1, PE(1)])
+        x   = x0 + x1;  x <- x + MLP3(LN3 x) + b
+    """
+
+    def __init__(self, dim: int, hyper_dim: int, hyper_layers: int, hyper_dropout: float) -> None:
+        super().__init__()
+        self.dim = dim
+        self.mlp1 = HyperMLP(2 * dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.mlp2 = HyperMLP(2 * dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.mlp3 = HyperMLP(dim, dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.norms = nn.ModuleList(nn.LayerNorm(dim) for _ in range(3))
+        self.bias = nn.Parameter(torch.empty(1, dim))
+
+    def reset_parameters(self) -> None:
+        for m in (self.mlp1, self.mlp2, self.mlp3, *self.norms):
+            m.reset_parameters()
+        bound = 1.0 / math.sqrt(self.dim)
+        with torch.no_grad():
+            self.bias.uniform_(-bound, bound)
+
+    def forward(self, x_v: Tensor, x_e: Tensor, s: _Structure) -> Tensor:
+        zero_one = order_encoding(torch.arange(2, device=x_v.device), self.dim)
+        pe_order = order_encoding(s.order, self.dim)
+        x_v = x_v + self.mlp1(_with_pe(self.norms[0](x_v), zero_one[1:]))
+        x_e = x_e + self.mlp1(torch.cat([self.norms[0](x_e), pe_order], dim=-1))
+        x0 = (x_v.sum(0, keepdim=True) + x_e.sum(0, keepdim=True)) / (s.num_nodes + s.num_edges)
+        x1 = (x_v + s.sum_e2v @ x_e) / (1 + s.deg_v)
+        x0 = x0 + self.mlp2(_with_pe(self.norms[1](x0), zero_one[:1]))
+        x1 = x1 + self.mlp2(_with_pe(self.norms[1](x1), zero_one[1:]))
+        x = x0 + x1
+        return x + self.mlp3(self.norms[2](x)) + self.bias
+
+
+class EHNNConv(nn.Module):
+    r"""One EHNN-MLP block (reference ``EHNNLinearConv``): input dropout, a linear map to the hidden width,
+    :class:`LinearV2E`, ReLU and dropout on nodes and hyperedges, :class:`LinearE2V`."""
+
+    def __init__(self, in_channels: int, hidden: int, dropout: float, input_dropout: float, pe_dim: int,
+                 hyper_dim: int, hyper_layers: int, hyper_dropout: float) -> None:
+        super().__init__()
+        self.lin = Linear(in_channels, hidden)
+        self.v2e = LinearV2E(hidden, pe_dim, hyper_dim, hyper_layers, hyper_dropout)
+        self.e2v = LinearE2V(hidden, hyper_dim, hyper_layers, hyper_dropout)
+        self.dropout, self.input_dropout = dropout, input_dropout
+
+    def reset_parameters(self) -> None:
+        for m in (self.lin, self.v2e, self.e2v):
+            m.reset_parameters()
+
+    def forward(self, x: Tensor | SparseOperator, s: _Structure) -> Tensor:
+        x_v, x_e = self.v2e(self.lin(drop(x, self.input_dropout, self.training)), s)
+        x_v = drop(F.relu(x_v), self.dropout, self.training)
+        x_e = drop(F.relu(x_e), self.dropout, self.training)
+        return self.e2v(x_v, x_e, s)
+
+
+@register_model("EHNN")
+class EHNN(HypergraphModel):
+    r"""EHNN-MLP from `"Equivariant Hypergraph Neural Networks" <https://arxiv.org/abs/2208.10428>`_ (Kim et
+    al., ECCV 2022), DHG-Bench appendix A.2 (tensor-based methods). A hypergraph is a sequence of tensors of
+    orders :math:`k = 1, \dots, K`; EHNN's maximally expressive equivariant linear layer between them (paper
+    sec. 3) shares its weights across orders through hypernetworks conditioned on the order (sec. 4), which
+    gives a layer of constant size for any :math:`K`. Its MLP realisation (sec. 4.2, reference
+    ``EHNNLinear``, the variant every DHG-Bench config uses) is, per block,
+
+    .. math::
+        \mathbf{x}_v,\ \mathbf{x}_e = \mathrm{V2E}(\mathbf{X}\mathbf{W}), \qquad
+        \mathbf{x}'_v = \mathrm{E2V}\big(\sigma(\mathbf{x}_v), \sigma(\mathbf{x}_e)\big)
+
+    where V2E mixes each node with the global mean :math:`\frac{1}{N}\sum_u \mathbf{x}_u` and each hyperedge
+    with its mean :math:`\mathbf{x}_e = \frac{1}{|e|}\sum_{u \in e} \mathbf{x}_u` (:math:`\mathbf{D}_e^{-1}
+    \mathbf{H}^\top \mathbf{X}`), E2V returns :math:`\frac{\mathbf{x}_v + \sum_{e \ni v}\mathbf{x}_e}{1 + d_v}`
+    (:math:`\mathbf{H}` times the hyperedge features) plus the mean over nodes and hyperedges, and every map is
+    an MLP applied to :math:`[\mathrm{LN}(\cdot) \Vert \mathrm{PE}(k)]` with :math:`\mathrm{PE}` the sinusoidal
+    encoding of the order :math:`k` of the tensor it acts on (the order-conditioned hypernetwork); see
+    :class:`LinearV2E`, :class:`LinearE2V`. :math:`\sigma` is ReLU then dropout; blocks are separated by
+    dropout; an :class:`~models.nn.mlp.MLP` decoder follows. Sparse products replace the reference's dense
+    :math:`N \times M` incidence and :math:`M \times M` overlap masks (which the MLP variant never uses).
+    Hidden width = ``hidden_channels`` (the reference's ``ehnn_hidden_channel`` = ``ehnn_inner_channel``).
+    The global means make a node's output depend on every node (transductive, as in the paper).
+    Not defined for hypergraph classification (DHG-Bench appendix C.1).
+
+    For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
+
+        hyperedge_index = torch.tensor([[0, 1, 2, 1, 2, 3],
+                                        [0, 0, 0, 1, 1, 1]])
+
+    Args:
+        in_channels (int): Size of each input feature vector.
+        hidden_channels (int): Width of node and hyperedge features inside the blocks.
+        out_channels (int): Size of each output vector.
+        num_layers (int): Number of V2E/E2V blocks (DHG-Bench: 1). (default: :obj:`1`)
+        dropout (float): Dropout after V2E, between blocks and in the decoder. (default: :obj:`0.5`)
+        input_dropout (float): Dropout on each block's input. (default: :obj:`0.0`)
+        pe_dim (int): Encoding width of the bias hypernetwork. (default: :obj:`64`)
+        hyper_dim (int): Hidden width of the hypernetwork MLPs. (default: :obj:`64`)
+        hyper_layers (int): Depth of the hypernetwork MLPs. (default: :obj:`2`)
+        hyper_dropout (float): Dropout inside the hypernetwork MLPs. (default: :obj:`0.2`)
+        decoder_hidden (int): Hidden width of the decoder MLP. (default: :obj:`64`)
+        decoder_layers (int): Depth of the decoder MLP. (default: :obj:`2`)
+        normalization (str): ``"ln"``, ``"bn"`` or ``"none"`` in the decoder. (default: :obj:`"ln"`)
+
+    Shapes:
+        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
+          hyperedge indices :math:`(2, \mathrm{nnz})`, optional number of hyperedges :math:`|\mathcal{E}|`
+        - **output:** :math:`(|\mathcal{V}|, F_{out})`
+    """
+
+    paper = ("Kim et al., Equivariant Hypergraph Neural Networks, ECCV 2022, https://arxiv.org/abs/2208.10428")
+    unsupported_tasks = {"graph": "EHNN is a tensor-based method that DHG-Bench cannot apply to hypergraph "
+                                  "classification (appendix C.1; the reference's set_task_args rejects it)"}
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 1,
+                 dropout: float = 0.5, *, input_dropout: float = 0.0, pe_dim: int = 64, hyper_dim: int = 64,
+                 hyper_layers: int = 2, hyper_dropout: float = 0.2, decoder_hidden: int = 64,
+                 decoder_layers: int = 2, normalization: str = "ln") -> None:
+        super().__init__()
+        check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        check_probability("input_dropout", input_dropout)
+        check_probability("hyper_dropout", hyper_dropout)
+        for name, value in (("pe_dim", pe_dim), ("hyper_dim", hyper_dim), ("hyper_layers", hyper_layers),
+                            ("decoder_hidden", decoder_hidden), ("decoder_layers", decoder_layers)):
+            check_int(name, value)
+        check_choice("normalization", normalization, NORMALIZATIONS)
+        self.dropout = dropout
+        self.convs = nn.ModuleList(
+            EHNNConv(in_channels if i == 0 else hidden_channels, hidden_channels, dropout, input_dropout, pe_dim,
+                     hyper_dim, hyper_layers, hyper_dropout) for i in range(num_layers))
+        self.decoder = MLP(hidden_channels, decoder_hidden, out_channels, decoder_layers, dropout,
+                           normalization=normalization)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for conv in self.convs:
+            conv.reset_parameters()
+        self.decoder.reset_parameters()
+
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+        inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        s = inc.memo("ehnn", lambda: _Structure(inc))
+        h = self.features(x)
+        for conv in self.convs[:-1]:
+            h = drop(conv(h, s), self.dropout, self.training)
+        return self.decoder(self.convs[-1](h, s))

@@ -41,3 +41,21 @@ def small_build(tmp_path_factory) -> Path:
     build(BuildConfig(out=out, per_task=8, tasks=("VC", "HEC", "ISM", "HHM", "SHC"), rows_per_shard=4, workers=2),
           progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory) -> Path:
+    """A tiny LLaVA checkpoint built from configs (``tiny_models``): an image-text-to-text model, nothing downloaded."""
+    pytest.importorskip("torch")
+    from tiny_models import make_tiny_llava
+
+    return make_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llm(tmp_path_factory) -> Path:
+    """A tiny text-only causal LM checkpoint (``tiny_models``), for the LLM runs of HyperGVL sec. 3.3."""
+    pytest.importorskip("torch")
+    from tiny_models import make_tiny_llm
+
+    return make_tiny_llm(tmp_path_factory.mktemp("tiny-llm"))

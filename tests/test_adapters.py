@@ -12,7 +12,6 @@ import pytest
 from PIL import Image
 
 from chat_server import serve
-from tiny_models import make_tiny_llava
 
 from evaluators.adapters import (ADAPTERS, AdapterError, ModelInfo, OpenAIConfig, Sample, make_adapter,
                                  register_adapter)
@@ -78,14 +77,8 @@ def test_model_info_type_checked():
 
 # ============================================================================================ hf: tiny LLaVA
 @pytest.fixture(scope="module")
-def tiny_vlm(tmp_path_factory):
-    pytest.importorskip("torch")
-    return make_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
-
-
-@pytest.fixture(scope="module")
-def hf_adapter(tiny_vlm):
-    return make_adapter(f"hf:{tiny_vlm}", max_new_tokens=6, device="cpu", dtype="float32", batch_size=3)
+def hf_adapter(tiny_llava):
+    return make_adapter(f"hf:{tiny_llava}", max_new_tokens=6, device="cpu", dtype="float32", batch_size=3)
 
 
 def _greedy_by_hand(adapter, sample: Sample, steps: int) -> str:
@@ -133,18 +126,18 @@ def test_hf_image_bytes_same_as_pil(hf_adapter):
     assert as_bytes == hf_adapter.generate([SAMPLES[0]])
 
 
-def test_hf_dtype_option(tiny_vlm):
+def test_hf_dtype_option(tiny_llava):
     import torch
 
-    adapter = make_adapter(f"hf:{tiny_vlm}", max_new_tokens=3, device="cpu", dtype="bfloat16")
+    adapter = make_adapter(f"hf:{tiny_llava}", max_new_tokens=3, device="cpu", dtype="bfloat16")
     assert adapter.model.dtype == torch.bfloat16  # the option reaches from_pretrained; generation runs in it
     out = adapter.generate(SAMPLES[:2])
     assert len(out) == 2 and all(isinstance(text, str) for text in out)
 
 
-def test_hf_info_and_bad_sample(hf_adapter, tiny_vlm):
+def test_hf_info_and_bad_sample(hf_adapter, tiny_llava):
     info = hf_adapter.info()
-    assert info.name == str(tiny_vlm) and info.type == "open"
+    assert info.name == str(tiny_llava) and info.type == "open"
     assert info.num_parameters == sum(p.numel() for p in hf_adapter.model.parameters()) > 0
     with pytest.raises(ValueError, match=r"batch\[0\] must be a Sample"):
         hf_adapter.generate(["just a string"])

@@ -261,22 +261,6 @@ def test_a_failed_request_keeps_every_answer_received(small_build, tmp_path, cap
 
 
 # ============================================================================================ text-only LLMs
-@pytest.fixture(scope="module")
-def tiny_llava(tmp_path_factory):
-    pytest.importorskip("torch")
-    from tiny_models import make_tiny_llava
-
-    return make_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
-
-
-@pytest.fixture(scope="module")
-def tiny_llm(tmp_path_factory):
-    pytest.importorskip("torch")
-    from tiny_models import make_tiny_llm
-
-    return make_tiny_llm(tmp_path_factory.mktemp("tiny-llm"))
-
-
 def test_text_only_llm_answers_with_no_image(small_build, tmp_path, tiny_llm, capsys):
     out = tmp_path / "llm"
     sel = ["--dataset", str(small_build), "--model", f"hf:{tiny_llm}", "--tasks", "VC", "--text-reps", "n_set",

@@ -63,29 +63,31 @@ def load_rows(dataset: str):
 def dataset_info(dataset: str) -> dict:
     """What a results file records about the data: id, sha256 of every shard, of the whole build, and whether it is
     a questions-only set (with the digest of the full build it came from)."""
-    from hypergvl_dataset.questions import build_digest, file_digests, questions_only_info
+    from hypergvl_dataset.questions import MARKER, build_digest, file_digests, questions_only_info
 
     path = Path(dataset)
     if path.is_dir():
-        digests = file_digests(path)
-        q = questions_only_info(path)
-    else:
-        digests, q = _hub_digests(dataset), None
+        digests, q = file_digests(path), questions_only_info(path)
+    else:  # a Hub id: the card's table of shard digests and the marker file, when they can be fetched
+        import re
+
+        card = _hub_file(dataset, "README.md")
+        digests = dict(re.findall(r"\| `(data/[^`]+)` \| `([0-9a-f]{64})` \|", card.read_text() if card else ""))
+        marker = _hub_file(dataset, MARKER)
+        q = questions_only_info(marker.parent) if marker is not None else None
     return {"id": dataset, "sha256": digests, "build_sha256": build_digest(digests) if digests else None,
             "questions_only": q is not None, "full_build_sha256": q["full_build_sha256"] if q else None}
 
 
-def _hub_digests(dataset: str) -> dict[str, str]:
-    """The card's table of shard digests for a Hub id (informative: a missing card leaves them empty)."""
-    import re
-
+def _hub_file(dataset: str, name: str) -> Path | None:
+    """The local copy of a file of a Hub dataset repository; None when it cannot be fetched (offline, no such
+    repository or file: the digests are informative)."""
     try:
         from huggingface_hub import hf_hub_download
 
-        card = Path(hf_hub_download(dataset, "README.md", repo_type="dataset")).read_text()
+        return Path(hf_hub_download(dataset, name, repo_type="dataset"))
     except Exception:  # noqa: BLE001
-        return {}
-    return dict(re.findall(r"\| `(data/[^`]+)` \| `([0-9a-f]{64})` \|", card))
+        return None
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
                "weight_decay": cfg.weight_decay},
               {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
                "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True)  # one kernel per step (CPU and GPU)
     global_batch = cfg.batch_size * acc.num_processes
     steps_per_epoch = math.ceil(len(train_set) / global_batch)
     total = steps_per_epoch * cfg.epochs if cfg.max_steps is None else min(cfg.max_steps, steps_per_epoch * cfg.epochs)

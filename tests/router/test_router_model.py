@@ -1,5 +1,6 @@
 """WiseHyGR training and inference offline on MiniLM: the loss falls, resuming gives the uninterrupted weights,
 save/load routes identically, truncation keeps the question, the card lists the data and metrics."""
+import dataclasses
 import json
 
 import numpy as np
@@ -61,9 +62,9 @@ def test_class_weights_are_sklearn_balanced():
 
 def test_minilm_training_loss_falls_card_lists_data_and_metrics_and_save_load_routes_identically(single_label_prm,
                                                                                                    tmp_path):
-    state = train(_cfg(single_label_prm, tmp_path / "r"), progress=False)
-    losses = [h["train_loss"] for h in state["history"]]
-    assert len(losses) == 4 and losses[-1] < losses[0] - 0.3, losses
+    state = train(_cfg(single_label_prm, tmp_path / "r", epochs=2, batch_size=2), progress=False)
+    losses = [h["train_loss"] for h in state["history"]]  # mean training loss of each epoch (5 steps)
+    assert len(losses) == 2 and losses[1] < losses[0] - 0.2, losses
     r = WiseHyGR.from_pretrained(tmp_path / "r")
     rows = [generate_problem(t, seed=8, scale="medium") for t in ("HEC", "VC", "OSP", "Ne", "ISM")]
     d, q = [x["text_ho_neigh"] for x in rows], [x["question"] for x in rows]
@@ -75,12 +76,13 @@ def test_minilm_training_loss_falls_card_lists_data_and_metrics_and_save_load_ro
     assert "PRM dataset" in card and str(single_label_prm) in card and "| validation |" in card
     assert "among_best" in card and "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
     assert meta["prm"]["split"]["train"]["meta_problems"] + meta["prm"]["split"]["validation"]["meta_problems"] == 12
-    assert len(meta["history"]) == 4 and meta["metrics"] == state["best"]
+    assert len(meta["history"]) == 2 and meta["metrics"] == state["best"]
     assert [json.loads(l) for l in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()] == state["history"]
     assert not (tmp_path / "r" / "checkpoint").exists()  # finished: the resumable state is cleaned up
-    assert train(_cfg(single_label_prm, tmp_path / "r"), progress=False) == state  # a rerun of a finished run: no-op
+    again = _cfg(single_label_prm, tmp_path / "r", epochs=2, batch_size=2)
+    assert train(again, progress=False) == state  # a rerun of a finished run: no-op
     with pytest.raises(ValueError, match="other settings"):
-        train(_cfg(single_label_prm, tmp_path / "r", lr=1e-4), progress=False)
+        train(dataclasses.replace(again, lr=1e-4), progress=False)
 
 
 def test_resume_after_interruption_gives_the_uninterrupted_weights(single_label_prm, tiny_backbone, tmp_path,

@@ -217,3 +217,83 @@ def test_phenomnn_large_hyperedges_use_the_factored_operator():
         out = model(x, hei)
         assert len(model.incidence(x, hei, None).memo("phenomnn", lambda: None).a_beta.factors) == 2
         torch.testing.assert_close(out, naive_phenomnn(model, x, hei, n))
+
+# ----------------------------------------------------------------------------------------- SheafHyperGNN
+
+
+def naive_sheaf(z, maps, hei, n, m, normalisation):
+    """DHG-Bench's construction: H_F (Nd x Md) as a sparse matrix, M = C H_F B^-1 H_F^T by sparse products,
+    P = I - 2 blockdiag(M) + M on the flattened stalks."""
+    d, f = z.shape[1], z.shape[2]
+    v, e = hei
+    rows = (v[:, None] * d + torch.arange(d)).reshape(-1)
+    cols = (e[:, None] * d + torch.arange(d)).reshape(-1)
+    hf = torch.sparse_coo_tensor(torch.stack([rows, cols]), maps.reshape(-1), (n * d, m * d)).coalesce()
+    dv = torch.bincount(v, minlength=n).double().repeat_interleave(d)
+    de = torch.bincount(e, minlength=m).double().repeat_interleave(d)
+    c = inv(dv, 0.5) if normalisation == "sym" else inv(dv)
+    mm = torch.sparse.mm(torch.sparse.mm(hf, torch.diag(inv(de)).to_sparse()), hf.t().coalesce()).to_dense()
+    mm = c[:, None] * mm
+    node_of = torch.arange(n * d) // d
+    block = mm * (node_of[:, None] == node_of[None, :])
+    p = torch.eye(n * d, dtype=torch.float64) - 2 * block + mm
+    zf = z.reshape(n * d, f)
+    if normalisation == "sym":
+        zf = zf * inv(dv, 0.5)[:, None]
+    return (p @ zf).reshape(n, d, f)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("normalisation", ["sym", "rw"])
+def test_sheaf_diffusion_by_scatters_equals_the_sparse_matrix_form(seed, normalisation):
+    from models.nn._common import Incidence
+    from models.nn.sheafhypergnn import sheaf_diffusion
+    hei, n = random_hypergraph(seed)
+    m = int(hei[1].max()) + 1
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, 3, 4, dtype=torch.float64, generator=g)
+    maps = torch.rand(hei.size(1), 3, dtype=torch.float64, generator=g)
+    ours = sheaf_diffusion(Incidence(hei, n, m, torch.float64), z, maps, normalisation)
+    torch.testing.assert_close(ours, naive_sheaf(z, maps, hei, n, m, normalisation))
+
+
+def test_sheaf_restriction_grad_false_only_stops_the_maps_gradient():
+    hei, n = random_hypergraph(2)
+    torch.manual_seed(0)
+    learned = build_model("SheafHyperGNN", in_channels=4, hidden_channels=5, out_channels=3, stalk_dim=3)
+    fixed = build_model("SheafHyperGNN", in_channels=4, hidden_channels=5, out_channels=3, stalk_dim=3,
+                        restriction_grad=False)
+    fixed.load_state_dict(learned.state_dict())
+    x = torch.randn(n, 4)
+    learned.eval(), fixed.eval()
+    out_l, out_f = learned(x, hei), fixed(x, hei)
+    torch.testing.assert_close(out_f, out_l)  # same forward
+    out_l.square().sum().backward()
+    out_f.square().sum().backward()
+    for (name, p_l), (_, p_f) in zip(learned.named_parameters(), fixed.named_parameters()):
+        if name.startswith("builders."):
+            assert p_f.grad is None and p_l.grad is not None and p_l.grad.abs().sum() > 0, name
+        elif name.startswith(("norms.0", "lins.0", "in_norm", "lin_in")):  # upstream of a builder
+            assert p_f.grad is not None and not torch.allclose(p_f.grad, p_l.grad), name
+        else:
+            assert p_f.grad is not None, name
+
+
+def test_sheaf_hyperedge_features_are_member_means():
+    hei, n = random_hypergraph(1)
+    torch.manual_seed(0)
+    model = build_model("SheafHyperGNN", in_channels=4, hidden_channels=5, out_channels=3, num_layers=1,
+                        input_norm=False).double().eval()
+    x = torch.randn(n, 4, dtype=torch.float64)
+    m = int(hei[1].max()) + 1
+    h = dense_h(hei, n, m)
+    e_raw = (h.t() @ x) / h.sum(0)[:, None]
+    hx = model.lin_in(x).view(n, 2, 5)
+    he = model.lin_in(e_raw).view(m, 2, 5)
+    from models.nn._common import Incidence
+    from models.nn.sheafhypergnn import sheaf_diffusion
+    inc = Incidence(hei, n, m, torch.float64)
+    maps = model.builders[0](inc, hx, he)
+    expected = sheaf_diffusion(inc, model.lins[0](model.norms[0](hx)), maps, "sym") + model.biases[0]
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), model.lin_out(expected.reshape(n, -1)))

@@ -107,6 +107,7 @@ VARIANTS = [
     ("ED-HNN", {"mlp2_layers": 1, "classifier_layers": 2, "classifier_hidden": 6, "activation": "identity"}),
     ("TF-HNN", {"alpha": 1.0, "num_layers": 1, "mlp_num_layers": 1}),
     ("EHNN", {"num_layers": 2, "hyper_layers": 1, "input_dropout": 0.1, "normalization": "none"}),
+    ("T-HyperGNN", {"num_layers": 2, "combine": "sum", "dropout": 0.2, "max_cardinality": 4}),
 ]
 
 
@@ -279,6 +280,7 @@ def test_bad_common_arguments(name, kwargs):
     ("ED-HNN", {"dropout_order": "allset"}),
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
     ("EHNN", {"hyper_layers": 0}), ("EHNN", {"hyper_dropout": 1.0}), ("EHNN", {"normalization": "gn"}),
+    ("T-HyperGNN", {"max_cardinality": 0}), ("T-HyperGNN", {"combine": "mean"}), ("T-HyperGNN", {"seed": -1}),
 ])
 def test_bad_model_specific_arguments(name, kwargs):
     with pytest.raises(ValueError):

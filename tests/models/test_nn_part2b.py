@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ import torch
 from models.nn import MODELS, build_model
 from models.nn.ehnn import order_encoding
 from models.nn.registry import task_refusal
+from models.nn.thypergnn import adjacency_coefficient
 
 
 def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):
@@ -102,9 +104,116 @@ def test_ehnn_output_depends_on_the_hyperedge_orders():
     assert not torch.allclose(a, b)
 
 
+# ------------------------------------------------------------------------------------------- T-HyperGNN
+
+def naive_messages(x, neighbourhoods, m):
+    """The reference's TMessagePassing, node by node: for each hyperedge (member list) of v, the multisets of
+    size m drawn from it that contain every member, one v removed, weighted by their distinct orderings."""
+    out = []
+    for v, edges in enumerate(neighbourhoods):
+        if not edges:
+            out.append(x[v])
+            continue
+        total = torch.zeros_like(x[v])
+        for edge in edges:
+            c = len(edge)
+            coef = adjacency_coefficient(c, m) / len(edges)
+            if c == m:
+                others = [u for u in edge if u != v]
+                total += coef * math.factorial(m - 1) * x[others].prod(0)
+                continue
+            for comb in itertools.combinations_with_replacement(edge, m):
+                if set(comb) != set(edge):
+                    continue
+                rest = list(comb)
+                rest.remove(v)
+                perms = len(set(itertools.permutations(rest)))
+                total += coef * perms * x[rest].prod(0)
+        out.append(total)
+    return torch.stack(out)
+
+
+def model_rows(model, x, hei):
+    """The member lists the model multiplies for each target (its first entry)."""
+    inc = model.incidence(x, hei, None)
+    from models.nn.thypergnn import TensorRows
+    rows = TensorRows(inc, model.m, model.seed)
+    per_node = [[] for _ in range(x.size(0))]
+    for r, _ in rows.groups:
+        for row in r.tolist():
+            per_node[row[0]].append(row)
+    return per_node
+
+
+def naive_thypergnn(model, x, neighbourhoods):
+    msg = naive_messages(x, neighbourhoods, model.m)
+    h = torch.relu(torch.cat([x, msg], 1) @ model.weights[0] + model.biases[0])
+    return h @ model.out_weight + model.out_bias
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("m,max_order", [(5, 4), (4, 4), (3, 3), (2, 2), (1, 1)])
+def test_thypergnn_equals_enumerated_multisets(seed, m, max_order):
+    """Hyperedges no larger than M (nothing cut): the model against the reference's enumeration, built from
+    the hyperedge lists alone."""
+    edges, hei, n = random_hypergraph(seed, max_order=max_order)
+    torch.manual_seed(seed)
+    model = build_model("T-HyperGNN", in_channels=3, hidden_channels=5, out_channels=2, max_cardinality=m)
+    x = torch.randn(n, 3, dtype=torch.float64).float()
+    neighbourhoods = [[e for e in edges if v in e] for v in range(n)]
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), naive_thypergnn(model, x, neighbourhoods), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_thypergnn_cuts_large_hyperedges_to_the_target_and_m_minus_1_members(m):
+    edges, hei, n = random_hypergraph(7, num_nodes=10, num_edges=8, max_order=6)
+    assert max(map(len, edges)) > m
+    torch.manual_seed(0)
+    model = build_model("T-HyperGNN", in_channels=3, hidden_channels=4, out_channels=2, max_cardinality=m)
+    x = torch.randn(n, 3)
+    per_node = model_rows(model, x, hei)
+    for v in range(n):
+        mine = [e for e in edges if v in e]
+        assert len(per_node[v]) == len(mine)  # one member list per hyperedge of v
+        small = Counter(tuple(sorted(e)) for e in mine if len(e) <= m)  # kept whole
+        assert not small - Counter(tuple(sorted(r)) for r in per_node[v])
+        for row in per_node[v]:
+            assert row[0] == v and len(set(row)) == len(row) == min(m, len(row))
+            assert any(set(row) <= set(e) for e in mine if len(e) >= len(row))
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), naive_thypergnn(model, x, per_node), rtol=1e-4, atol=1e-5)
+    # another seed cuts differently (the choice is random), the same seed reproduces it
+    other = build_model("T-HyperGNN", in_channels=3, hidden_channels=4, out_channels=2, max_cardinality=m, seed=1)
+    assert model_rows(other, x, hei) != per_node
+    assert model_rows(model, x, hei) == per_node
+
+
+def test_thypergnn_self_loop_and_full_hyperedge_closed_forms():
+    """A self-loop gives x_v^(M-1)/d_v, a hyperedge of exactly M members the product of the others / d_v."""
+    from models.nn._common import Incidence
+    from models.nn.thypergnn import TensorRows, tensor_message
+    x = torch.tensor([[2.0, -1.0], [3.0, 0.5], [0.5, 4.0], [1.5, 1.0]])
+    hei = torch.tensor([[0, 0, 1, 2, 3], [0, 1, 1, 1, 1]])  # {0}, {0, 1, 2, 3}
+    inc = Incidence(hei, 4, 2, torch.float32)
+    msg = tensor_message(x, TensorRows(inc, 4, 0), 4)
+    torch.testing.assert_close(msg[0], (x[0] ** 3 + x[1] * x[2] * x[3]) / 2)
+    torch.testing.assert_close(msg[3], x[0] * x[1] * x[2])
+
+
+def test_thypergnn_first_layer_messages_are_computed_once():
+    edges, hei, n = random_hypergraph(0)
+    model = build_model("T-HyperGNN", in_channels=3, hidden_channels=4, out_channels=2)
+    x = torch.randn(n, 3)
+    model(x, hei)
+    cached = len(model._cache)
+    model(x, hei).sum().backward()
+    assert len(model._cache) == cached and all(p.grad is not None for p in model.parameters())
+
+
 # ----------------------------------------------------------------------------------------- task refusal
 
-@pytest.mark.parametrize("name", ["EHNN"])
+@pytest.mark.parametrize("name", ["EHNN", "T-HyperGNN"])
 def test_tensor_models_refuse_hypergraph_classification(name):
     refusal = task_refusal(name, "graph")
     assert refusal and "appendix C.1" in refusal and name in refusal
@@ -113,8 +222,7 @@ def test_tensor_models_refuse_hypergraph_classification(name):
 
 def test_only_the_tensor_models_refuse_a_task():
     refusing = {n for n, cls in MODELS.items() if getattr(cls, "unsupported_tasks", {})}
-    assert refusing <= {"EHNN", "T-HyperGNN"}
-    assert "EHNN" in refusing
+    assert refusing == {"EHNN", "T-HyperGNN"}
 
 
 def test_trainer_refuses_with_the_reason(tmp_path, capsys):

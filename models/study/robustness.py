@@ -53,9 +53,9 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
         except ValueError as e:
             raise ConfigError(str(e)) from None
     for r in ratios or ():
-        bad = [s.name for s in specs if not 0 <= r <= (1.0 if s.name != "label_sparsity" else 0.99)]
+        bad = [s.name for s in specs if not (0 <= r < 1 if s.name == "label_sparsity" else 0 <= r <= 1)]
         if bad:
-            raise ConfigError(f"ratio {r} is outside [0, 1) for {', '.join(bad)}")
+            raise ConfigError(f"ratio {r} is out of range for {', '.join(bad)} (0 to 1; label_sparsity below 1)")
     todo = [(ds, s, r, m) for ds in datasets for s in specs for r in (ratios or s.grid) for m in models]
     points = []
     cache: dict[str, Any] = {}

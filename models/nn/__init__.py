@@ -10,6 +10,6 @@ from .registry import MODELS, UnknownModelError, build_model, model_defaults, re
 from . import (allset, cegat, cegcn, edhnn, hcha, hgnn, hnhn, hypergcn, mlp, tfhnn, unigcnii,  # noqa: F401
                unignn)  # importing the model modules fills MODELS
 from . import ehnn, thypergnn  # noqa: F401
-from . import hypernd, legcn, phenomnn, sheafhypergnn  # noqa: F401
+from . import hjrl, hypernd, legcn, phenomnn, sheafhypergnn  # noqa: F401
 
 __all__ = ["MODELS", "register_model", "build_model", "model_defaults", "UnknownModelError"]

@@ -297,3 +297,83 @@ def test_sheaf_hyperedge_features_are_member_means():
     expected = sheaf_diffusion(inc, model.lins[0](model.norms[0](hx)), maps, "sym") + model.biases[0]
     with torch.no_grad():
         torch.testing.assert_close(model(x, hei), model.lin_out(expected.reshape(n, -1)))
+
+# -------------------------------------------------------------------------------------------------- HJRL
+
+
+def naive_hjrl(model, x, hei, n, m):
+    """DHG-Bench's HJRL with a dense N x M incidence H_ini and a Python loop for the hyperedge features."""
+    h = dense_h(hei, n, m)
+    dv, de = h.sum(1), h.sum(0)
+    hht = torch.diag(inv(dv, 0.5)) @ h @ torch.diag(inv(de)) @ h.t() @ torch.diag(inv(dv, 0.5))
+    hn = torch.diag(inv(dv, 0.5)) @ h @ torch.diag(inv(de))
+    hth = torch.diag(inv(de, 0.5)) @ h.t() @ torch.diag(inv(dv)) @ h @ torch.diag(inv(de, 0.5))
+    htn = torch.diag(inv(de, 0.5)) @ h.t() @ torch.diag(inv(dv))
+    y = torch.stack([(x[h[:, j] > 0].sum(0) != 0).double() for j in range(m)])
+    xx = x / x.sum(1, keepdim=True)
+    y = y * inv(y.sum(1, keepdim=True))
+    for i, (lin, b) in enumerate(zip(model.lins, model.biases)):
+        w = lin.weight.double().t()
+        act = torch.relu if i < len(model.lins) - 1 else (lambda t: F.leaky_relu(t, 0.01))
+        xx, y = act(hht @ xx @ w + b) + act(hn @ y @ w + b), act(htn @ xx @ w + b) + act(hth @ y @ w + b)
+    return xx, y
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hjrl_equals_the_dense_incidence_computation(seed):
+    hei, n = random_hypergraph(seed)
+    m = int(hei[1].max()) + 1
+    torch.manual_seed(seed)
+    model = build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, num_layers=3).double().eval()
+    x = torch.rand(n, 4, dtype=torch.float64) * (torch.rand(n, 4) < 0.5)
+    x[:, 0] = 1.0  # no zero row, so the row normalisation is defined
+    with torch.no_grad():
+        ours = model.embed(x, hei)
+    for a, b in zip(ours, naive_hjrl(model, x, hei, n, m)):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("style", ["paper", "dhgbench"])
+def test_hjrl_reconstruction_loss_equals_dense_bce(style, monkeypatch):
+    import models.nn.hjrl as hj
+    from models.nn._common import Incidence
+    hei, n = random_hypergraph(7)
+    m = int(hei[1].max()) + 1
+    g = torch.Generator().manual_seed(0)
+    xo = torch.randn(n, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    yo = torch.randn(m, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    h = dense_h(hei, n, m)
+    if style == "paper":
+        logits, pw = xo @ yo.t(), (n * m - h.sum()) / h.sum()
+    else:
+        logits, pw = torch.sigmoid(F.log_softmax(xo, -1) @ yo.t()), (n * n - h.sum()) / h.sum()
+    expected = F.binary_cross_entropy_with_logits(logits, h, pos_weight=pw)
+    grads = torch.autograd.grad(expected, (xo, yo))
+    monkeypatch.setattr(hj, "_CHUNK_ELEMENTS", 2 * m)  # two rows per chunk
+    ours = hj.hjrl_reconstruction_loss(xo, yo, Incidence(hei, n, m, torch.float64), style)
+    torch.testing.assert_close(ours, expected)
+    for a, b in zip(torch.autograd.grad(ours, (xo, yo)), grads):
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("style", ["paper", "dhgbench"])
+def test_hjrl_training_gradient_includes_the_weighted_reconstruction_loss(style):
+    from models.nn.hjrl import hjrl_reconstruction_loss
+    hei, n = random_hypergraph(3)
+    x = torch.rand(n, 4, dtype=torch.float64) + 0.1
+    torch.manual_seed(0)
+    model = build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, dropout=0.0,
+                        reconstruction_weight=0.7, reconstruction=style).double().train()
+    out = model(x, hei)
+    out.square().sum().backward()
+    ours = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    h, y = model.embed(x, hei)
+    torch.testing.assert_close(out, h)  # the forward value is unchanged
+    inc = model.incidence(x, hei, None)
+    (h.square().sum() + 0.7 * hjrl_reconstruction_loss(h, y, inc, style)).backward()
+    for a, p in zip(ours, model.parameters()):
+        torch.testing.assert_close(a, p.grad)
+    model.zero_grad()
+    model.eval()(x, hei).square().sum().backward()  # evaluation adds nothing
+    assert not all(torch.allclose(a, p.grad) for a, p in zip(ours, model.parameters()))

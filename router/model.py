@@ -261,7 +261,8 @@ def model_card(meta: dict) -> str:
         sp = prm.get("split", {})
         lines += [f"PRM dataset `{prm.get('source', '')}` built from the runs of {runs} "
                   f"({prm.get('num_meta_problems', '?')} meta problems, {prm.get('num_uninformative', '?')} "
-                  f"uninformative, {'dropped' if prm.get('uninformative_dropped') else 'kept'}).", "",
+                  f"uninformative, {'dropped' if prm.get('uninformative_dropped') else 'kept'}); split 8:2 by meta "
+                  f"problem (seed {prm.get('config', {}).get('seed', '?')}), no problem on both sides.", "",
                   "| split | meta problems | (p, R_p) pairs |", "| --- | --- | --- |"]
         for s in ("train", "validation"):
             lines.append(f"| {s} | {sp.get(s, {}).get('meta_problems', '?')} | {sp.get(s, {}).get('pairs', '?')} |")

@@ -9,7 +9,7 @@ and is called as ``model(x, hyperedge_index, num_hyperedges=None) -> [num_nodes,
 from .registry import MODELS, UnknownModelError, build_model, model_defaults, register_model
 from . import (allset, cegat, cegcn, edhnn, hcha, hgnn, hnhn, hypergcn, mlp, tfhnn, unigcnii,  # noqa: F401
                unignn)  # importing the model modules fills MODELS
-from . import ehnn, thypergnn  # noqa: F401
+from . import dphgnn, ehnn, thypergnn  # noqa: F401
 from . import hjrl, hypernd, legcn, phenomnn, sheafhypergnn  # noqa: F401
 
 __all__ = ["MODELS", "register_model", "build_model", "model_defaults", "UnknownModelError"]

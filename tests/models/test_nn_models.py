@@ -108,6 +108,8 @@ VARIANTS = [
     ("TF-HNN", {"alpha": 1.0, "num_layers": 1, "mlp_num_layers": 1}),
     ("EHNN", {"num_layers": 2, "hyper_layers": 1, "input_dropout": 0.1, "normalization": "none"}),
     ("T-HyperGNN", {"num_layers": 2, "combine": "sum", "dropout": 0.2, "max_cardinality": 4}),
+    ("DPHGNN", {"num_layers": 2, "star": "directed", "dropout_mode": "dhgbench", "heads": 2, "mediators": False,
+                "clique_layers": 1, "expansion_dim": 6, "attention_dim": 4}),
 ]
 
 
@@ -281,6 +283,8 @@ def test_bad_common_arguments(name, kwargs):
     ("TF-HNN", {"alpha": -0.1}), ("TF-HNN", {"mlp_num_layers": 0}),
     ("EHNN", {"hyper_layers": 0}), ("EHNN", {"hyper_dropout": 1.0}), ("EHNN", {"normalization": "gn"}),
     ("T-HyperGNN", {"max_cardinality": 0}), ("T-HyperGNN", {"combine": "mean"}), ("T-HyperGNN", {"seed": -1}),
+    ("DPHGNN", {"star": "clique"}), ("DPHGNN", {"dropout_mode": "paper"}), ("DPHGNN", {"heads": 3}),
+    ("DPHGNN", {"expansion_dropout": 1.0}), ("DPHGNN", {"mediators": 1}),
 ])
 def test_bad_model_specific_arguments(name, kwargs):
     with pytest.raises(ValueError):

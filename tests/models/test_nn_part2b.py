@@ -232,3 +232,133 @@ def test_trainer_refuses_with_the_reason(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "does not support task 'graph'" in err and "appendix C.1" in err
     assert not (tmp_path / "out").exists()  # refused before anything was written or loaded
+
+
+# ----------------------------------------------------------------------------------------------- DPHGNN
+
+def _dense(op):
+    return op.to_dense()
+
+
+def _rownorm(a):
+    s = a.sum(1, keepdim=True)
+    return torch.where(s > 0, a / s.clamp_min(1e-30), torch.zeros_like(a))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dphgnn_structure_operators_equal_the_dense_reference_formulas(seed):
+    from models.nn._common import Incidence
+    from models.nn.dphgnn import _Structure
+    edges, hei, n = random_hypergraph(seed)
+    h = dense_incidence(edges, n)
+    m = h.size(1)
+    inc = Incidence(hei, n, m, torch.float32)
+    s = _Structure(inc, "undirected")
+    eye = torch.eye(n)
+    clique = (h @ h.t() > 0).float()  # the reference's binary clique graph, diagonal included
+    torch.testing.assert_close(_dense(s.a_cg), _rownorm(clique) + eye)
+    torch.testing.assert_close(_dense(s.l_cg), torch.diag(clique.sum(1)) - clique)
+    a_beta = h @ torch.diag(1 / h.sum(0)) @ h.t() + eye
+    d = a_beta.sum(1)
+    l_hgnn = torch.diag(d ** -0.5) @ a_beta @ torch.diag(d ** -0.5)
+    torch.testing.assert_close(_dense(s.l_hgnn), l_hgnn)
+    torch.testing.assert_close(_dense(s.l_sym), eye - l_hgnn)
+    torch.testing.assert_close(_dense(s.l_rw), eye - torch.diag(1 / d) @ a_beta)
+    dv = h.sum(1)
+    de = torch.stack([dv[h[:, j] > 0].mean() for j in range(m)])
+    hg = torch.diag(torch.where(dv > 0, dv ** -0.5, torch.zeros_like(dv))) @ h @ torch.diag(de ** -0.5 / h.sum(0)) @ h.t()
+    torch.testing.assert_close(s.hgconv.to_dense(), hg)
+    star = torch.zeros(n + m, n + m)
+    star[:n, n:] = h  # node -> hyperedge, the reference's directed star graph
+    for kind, a in (("directed", star), ("undirected", star + star.t())):
+        st = _Structure(inc, kind)
+        torch.testing.assert_close(_dense(st.a_sg), _rownorm(a) + torch.eye(n + m))
+        torch.testing.assert_close(_dense(st.l_sg), torch.diag(a.sum(1)) - a)
+
+
+def naive_hypergcn(edges, x, r, n, mediators):
+    """The reference's hypergcn_expansion (dict of weights, + I), then D^-1/2 A D^-1/2 and D - A."""
+    proj = (x @ r).squeeze(1)
+    weights = {}
+    for edge in edges:
+        p = proj[edge]
+        se, ie = edge[int(torch.argmax(p))], edge[int(torch.argmin(p))]
+        c = max(2 * len(edge) - 3, 1) if mediators else len(edge)
+        pairs = [(se, ie), (ie, se)]
+        if mediators:
+            pairs += [pair for u in edge if u not in (se, ie) for pair in ((se, u), (ie, u), (u, se), (u, ie))]
+        for pair in pairs:
+            weights[pair] = weights.get(pair, 0.0) + 1.0 / c
+    a = torch.eye(n)
+    for (i, j), w in weights.items():
+        a[i, j] += w
+    d = a.sum(1)
+    return torch.diag(d ** -0.5) @ a @ torch.diag(d ** -0.5), torch.diag(d) - a
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("mediators", [True, False])
+def test_dphgnn_hypergcn_graph_equals_the_reference_loop(seed, mediators):
+    from models.nn._common import Incidence
+    from models.nn.dphgnn import hypergcn_graph
+    edges, hei, n = random_hypergraph(seed, max_order=5)
+    x = torch.randn(n, 4)
+    inc = Incidence(hei, n, len(edges), torch.float32)
+    a, lap = hypergcn_graph(inc, x, mediators, seed=3)
+    r = torch.rand(4, 1, generator=torch.Generator().manual_seed(3))
+    a_ref, lap_ref = naive_hypergcn(edges, x, r, n, mediators)
+    torch.testing.assert_close(_dense(a), a_ref)
+    torch.testing.assert_close(_dense(lap), lap_ref)
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_dphgnn_attention_equals_dense_multihead_attention(heads):
+    """SDPA attention against torch's MultiheadAttention (which forms the N x N weights) on the same weights."""
+    from models.nn.dphgnn import TopologyAwareAttention
+    torch.manual_seed(heads)
+    taa = TopologyAwareAttention(5, 4, heads)
+    taa.reset_parameters()
+    mha = torch.nn.MultiheadAttention(4, heads)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(taa.in_proj_weight)
+        mha.in_proj_bias.copy_(taa.in_proj_bias)
+        mha.out_proj.weight.copy_(taa.out_proj.weight)
+        mha.out_proj.bias.copy_(taa.out_proj.bias)
+    q, k, v = torch.randn(3, 11, 5).unbind(0)
+    expected, weights = mha(taa.q(q), taa.k(k), taa.v(v))
+    assert weights.shape == (11, 11)
+    torch.testing.assert_close(taa(q, k, v), expected, rtol=1e-5, atol=1e-6)
+
+
+def _dphgnn(**kwargs):
+    torch.manual_seed(0)
+    return build_model("DPHGNN", in_channels=4, hidden_channels=6, out_channels=3, expansion_dim=8,
+                       expansion_hidden=5, attention_dim=4, spectral_dim=3, fc_dim=5, **kwargs)
+
+
+def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():
+    edges, hei, n = random_hypergraph(1)
+    x = torch.randn(n, 4)
+    tokens = {}
+    for star in ("directed", "undirected"):
+        model = _dphgnn(star=star).eval()
+        inc = model.incidence(x, hei, None)
+        from models.nn.dphgnn import _Structure
+        z = model.gcn_star(x, _Structure(inc, star).a_sg, pad=len(edges))
+        tokens[star] = z
+    assert torch.allclose(tokens["directed"][n:], tokens["directed"][n].expand(len(edges), -1))
+    assert not torch.allclose(tokens["undirected"][n:], tokens["undirected"][n].expand(len(edges), -1))
+
+
+def test_dphgnn_dropout_mode_changes_only_the_dropout_rates():
+    edges, hei, n = random_hypergraph(2)
+    x = torch.randn(n, 4)
+    plain, reference = _dphgnn(dropout=0.0, expansion_dropout=0.0), _dphgnn(dropout=0.0, expansion_dropout=0.0,
+                                                                           dropout_mode="dhgbench")
+    assert plain._dropouts() == (0.0, 0.0) and reference._dropouts() == (0.3, 0.5)
+    assert _dphgnn(dropout=0.2)._dropouts() == (0.2, 0.2)
+    with torch.no_grad():
+        evaluated = plain.eval()(x, hei)
+        torch.testing.assert_close(reference.eval()(x, hei), evaluated)  # same function without dropout
+        torch.testing.assert_close(plain.train()(x, hei), evaluated)  # dropout 0: training = evaluation
+        assert not torch.allclose(reference.train()(x, hei), evaluated)  # the hard-coded rates act

@@ -1,0 +1,348 @@
+"""DPHGNN: dual-perspective hypergraph network (expansion-graph GCNs, topology-aware attention, feature fusion)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.utils import scatter, softmax
+
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _inv, check_bool, check_choice,
+                      check_common, check_int, check_probability, dense, dropout as drop)
+from .registry import register_model
+
+STARS = ("undirected", "directed")
+DROPOUT_MODES = ("dropout", "dhgbench")
+
+
+def _operator(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+    return SparseOperator(row, col, val, (n, n))
+
+
+def _rownorm_plus_eye(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+    r""":math:`\mathbf{D}^{-1}\mathbf{A} + \mathbf{I}` (a zero row stays zero before the identity)."""
+    deg = torch.zeros(n, dtype=val.dtype, device=val.device).index_add_(0, row, val)
+    ids = torch.arange(n, device=row.device)
+    return _operator(torch.cat([row, ids]), torch.cat([col, ids]),
+                     torch.cat([val * _inv(deg)[row], torch.ones(n, dtype=val.dtype, device=val.device)]), n)
+
+
+def _laplacian(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+    r"""The unnormalised :math:`\mathbf{D} - \mathbf{A}` with :math:`\mathbf{D} = \mathrm{diag}(\mathbf{A}\mathbf{1})`."""
+    deg = torch.zeros(n, dtype=val.dtype, device=val.device).index_add_(0, row, val)
+    ids = torch.arange(n, device=row.device)
+    return _operator(torch.cat([row, ids]), torch.cat([col, ids]), torch.cat([-val, deg]), n)
+
+
+class _Structure:
+    """The structure-only operators of DPHGNN (computed once per hypergraph): clique and star graphs with their
+    rownorm+I adjacencies and Laplacians, HGNN's three Laplacians, the final HypergraphConv operator."""
+
+    def __init__(self, inc: Incidence, star: str) -> None:
+        n, m, v, e, dt = inc.num_nodes, inc.num_edges, inc.node, inc.edge, inc.dtype
+        # clique: the 0/1 pattern of H H^T, diagonal included (the reference rebuilds it with unit values)
+        cr, cc, _ = inc.clique_expansion()
+        member = torch.arange(n, device=v.device)[inc.deg_v > 0]
+        r, c = torch.cat([cr, member]), torch.cat([cc, member])
+        unit = torch.ones(r.numel(), dtype=dt, device=v.device)
+        self.a_cg, self.l_cg = _rownorm_plus_eye(r, c, unit, n), _laplacian(r, c, unit, n)
+        # star graph over n + m tokens: node -> hyperedge entries, and hyperedge -> node unless directed
+        sr, sc = v, e + n
+        if star == "undirected":
+            sr, sc = torch.cat([sr, sc]), torch.cat([sc, sr])
+        sval = torch.ones(sr.numel(), dtype=dt, device=v.device)
+        self.a_sg, self.l_sg = _rownorm_plus_eye(sr, sc, sval, n + m), _laplacian(sr, sc, sval, n + m)
+        # HGNN: A_beta = H D_e^-1 H^T + I, L_hgnn = D^-1/2 A_beta D^-1/2, L_sym = I - L_hgnn, L_rw = I - D^-1 A_beta
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+            hl = _coo(torch.stack([v, e]), _inv(inc.deg_e)[e], (n, m)).coalesce()
+            hr = _coo(torch.stack([e, v]), torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)).coalesce()
+            prod = torch.sparse.mm(hl, hr).coalesce()
+        ids = torch.arange(n, device=v.device)
+        br, bc = torch.cat([prod.indices()[0], ids]), torch.cat([prod.indices()[1], ids])
+        bv = torch.cat([prod.values(), torch.ones(n, dtype=dt, device=v.device)])
+        deg = torch.zeros(n, dtype=dt, device=v.device).index_add_(0, br, bv)
+        sym = bv * _inv(deg, 0.5)[br] * _inv(deg, 0.5)[bc]
+        self.l_hgnn = _operator(br, bc, sym, n)
+        one = torch.ones(n, dtype=dt, device=v.device)
+        self.l_sym = _operator(torch.cat([ids, br]), torch.cat([ids, bc]), torch.cat([one, -sym]), n)
+        self.l_rw = _operator(torch.cat([ids, br]), torch.cat([ids, bc]), torch.cat([one, -bv * _inv(deg)[br]]), n)
+        # final HypergraphConv: d_v^-1/2 sum_e (mean_{u in e} d_u)^-1/2 mean_{u in e} x_u
+        mean_deg = scatter(inc.deg_v[v], e, dim=0, dim_size=m, reduce="mean")
+        scale = mean_deg.pow(-0.5)
+        scale = torch.where(torch.isinf(scale), torch.ones_like(scale), scale)
+        self.hgconv = inc.propagation(_inv(inc.deg_v, 0.5), scale * _inv(inc.deg_e), torch.ones_like(inc.deg_v))
+
+
+def hypergcn_graph(inc: Incidence, x: Tensor | SparseOperator, mediators: bool, seed: int) -> tuple:
+    r"""HyperGCN's graph from the raw features (Yadati et al. 2019, as DHG-Bench's DPHGNN builds it):
+    project :math:`p = \mathbf{X}\mathbf{r}`, :math:`\mathbf{r} \sim U(0,1)^F` (seeded here), join
+    :math:`s_e = \arg\max_{v \in e} p_v` and :math:`i_e = \arg\min_{v \in e} p_v` (weight :math:`1/|e|`), or
+    with mediators also every other member to both (all with weight :math:`1/\max(2|e|-3, 1)`); add
+    :math:`\mathbf{I}`. Returns :math:`(\mathbf{D}^{-1/2}\mathbf{A}\mathbf{D}^{-1/2}, \mathbf{D} - \mathbf{A})`.
+    Vectorised: ties go to the first listed member, as ``np.argmax`` does."""
+    n, m, v, e, dt = inc.num_nodes, inc.num_edges, inc.node, inc.edge, inc.dtype
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    r = torch.rand(x.shape[1], 1, generator=g, dtype=dt).to(v.device)
+    p = (x @ r).squeeze(1)[v]
+    ends = []
+    for sign in (-1.0, 1.0):  # argmax, then argmin; lexicographic (hyperedge, sign * p, listed position)
+        order = torch.sort(sign * p, stable=True).indices
+        order = order[torch.sort(e[order], stable=True).indices]
+        head = torch.ones(order.numel(), dtype=torch.bool, device=v.device)
+        head[1:] = e[order][1:] != e[order][:-1]
+        pick = torch.zeros(m, dtype=torch.long, device=v.device)
+        pick[e[order][head]] = v[order][head]
+        ends.append(pick)
+    s, i = ends
+    size = inc.deg_e
+    present = size > 0
+    edge_ids = torch.arange(m, device=v.device)[present]
+    if mediators:
+        w = 1.0 / torch.clamp(2 * size - 3, min=1)
+        rows, cols, vals = [s[edge_ids], i[edge_ids]], [i[edge_ids], s[edge_ids]], [w[edge_ids]] * 2
+        med = (v != s[e]) & (v != i[e])
+        mv, me = v[med], e[med]
+        for a, b in ((s[me], mv), (i[me], mv), (mv, s[me]), (mv, i[me])):
+            rows.append(a)
+            cols.append(b)
+            vals.append(w[me])
+    else:
+        w = _inv(size)
+        rows, cols, vals = [s[edge_ids], i[edge_ids]], [i[edge_ids], s[edge_ids]], [w[edge_ids]] * 2
+    ids = torch.arange(n, device=v.device)
+    row, col = torch.cat(rows + [ids]), torch.cat(cols + [ids])
+    val = torch.cat(vals + [torch.ones(n, dtype=dt, device=v.device)]).to(dt)
+    a = _coo(torch.stack([row, col]), val, (n, n)).coalesce()
+    row, col, val = a.indices()[0], a.indices()[1], a.values()
+    deg = torch.zeros(n, dtype=dt, device=v.device).index_add_(0, row, val)
+    half = _inv(deg, 0.5)
+    return _operator(row, col, val * half[row] * half[col], n), _laplacian(row, col, val, n)
+
+
+class GCN(nn.Module):
+    r"""DHG-Bench's ``ExpanNet``: :math:`\mathbf{X} \leftarrow \mathbf{A}(\mathbf{X}\mathbf{W}) + \mathbf{b}`
+    per layer, ReLU and dropout between layers; ``pad`` zero rows (star tokens of hyperedges) follow the input."""
+
+    def __init__(self, in_channels: int, hidden: int, out_channels: int, num_layers: int, dropout: float) -> None:
+        super().__init__()
+        dims = [in_channels] + [hidden] * (num_layers - 1) + [out_channels]
+        self.weights = nn.ParameterList(nn.Parameter(torch.empty(a, b)) for a, b in zip(dims[:-1], dims[1:]))
+        self.biases = nn.ParameterList(nn.Parameter(torch.empty(b)) for b in dims[1:])
+        self.dropout = dropout
+
+    def reset_parameters(self) -> None:
+        with torch.no_grad():
+            for w, b in zip(self.weights, self.biases):
+                bound = 1.0 / math.sqrt(w.size(1))
+                w.uniform_(-bound, bound)
+                b.uniform_(-bound, bound)
+
+    def forward(self, x: Tensor | SparseOperator, a: SparseOperator, pad: int = 0) -> Tensor:
+        for j, (w, b) in enumerate(zip(self.weights, self.biases)):
+            xw = x @ w
+            if j == 0 and pad:
+                xw = torch.cat([xw, xw.new_zeros(pad, xw.size(1))])
+            x = a @ xw + b
+            if j < len(self.weights) - 1:
+                x = drop(F.relu(x), self.dropout, self.training)
+        return x
+
+
+class TopologyAwareAttention(nn.Module):
+    r"""DPHGNN's TAA block: :math:`\mathrm{MHA}(\mathbf{Q}\mathbf{W}_q, \mathbf{K}\mathbf{W}_k, \mathbf{V}\mathbf{W}_v)`
+    over all nodes (``nn.MultiheadAttention`` on 2-D inputs, as the reference and the official code call it),
+    computed with ``F.scaled_dot_product_attention`` so that no :math:`N \times N` matrix is kept."""
+
+    def __init__(self, in_channels: int, dim: int, heads: int) -> None:
+        super().__init__()
+        self.q, self.k, self.v = Linear(in_channels, dim), Linear(in_channels, dim), Linear(in_channels, dim)
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * dim, dim))
+        self.in_proj_bias = nn.Parameter(torch.empty(3 * dim))
+        self.out_proj = Linear(dim, dim)
+        self.heads = heads
+
+    def reset_parameters(self) -> None:
+        for lin in (self.q, self.k, self.v):
+            lin.reset_parameters()
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        nn.init.zeros_(self.in_proj_bias)
+        nn.init.xavier_uniform_(self.out_proj.weight)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor) -> Tensor:
+        n, dim = query.size(0), self.out_proj.in_features
+        wq, wk, wv = self.in_proj_weight.chunk(3)
+        bq, bk, bv = self.in_proj_bias.chunk(3)
+        q, k, v = (F.linear(lin(t), w, b).view(n, self.heads, -1).transpose(0, 1)
+                   for lin, t, w, b in ((self.q, query, wq, bq), (self.k, key, wk, bk), (self.v, value, wv, bv)))
+        out = F.scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)).squeeze(0)
+        return self.out_proj(out.transpose(0, 1).reshape(n, dim))
+
+
+class DPHGNNConv(nn.Module):
+    r"""DFF layer: an attention scalar per member, softmaxed within each hyperedge, gives
+    :math:`\mathbf{y}_e = \mathrm{ELU}(\sum_{v \in e} \alpha_{ve}\mathbf{W}_v\mathbf{x}_v)`; then
+    :math:`\mathbf{x}'_v = \mathrm{Drop}(\mathrm{ELU}(\mathrm{mean}_{e \ni v}\,\Theta[\mathbf{y}_e \Vert
+    \mathbf{s}_e])) + \mathbf{W}_x\mathbf{x}_v` with :math:`\mathbf{s}_e` the hyperedge's star-graph feature."""
+
+    def __init__(self, in_channels: int, out_channels: int, star_dim: int, negative_slope: float) -> None:
+        super().__init__()
+        self.w_x, self.w_v = Linear(in_channels, out_channels), Linear(in_channels, out_channels)
+        self.att = Linear(out_channels, 1, bias=False)
+        self.theta = Linear(out_channels + star_dim, out_channels)
+        self.negative_slope = negative_slope
+
+    def reset_parameters(self) -> None:
+        for lin in (self.w_x, self.w_v, self.att, self.theta):
+            lin.reset_parameters()
+
+    def forward(self, x: Tensor, s_star: Tensor, inc: Incidence, p: float) -> Tensor:
+        v, e = inc.node, inc.edge
+        feat = self.w_v(x)
+        score = drop(F.leaky_relu(self.att(feat)[v].squeeze(-1), self.negative_slope), p, self.training)
+        alpha = softmax(score, e, num_nodes=inc.num_edges)
+        y = F.elu(scatter(feat[v] * alpha.unsqueeze(-1), e, dim=0, dim_size=inc.num_edges, reduce="sum"))
+        y = self.theta(torch.cat([y, s_star], dim=1))
+        out = scatter(y[e], v, dim=0, dim_size=inc.num_nodes, reduce="mean")
+        return drop(F.elu(out), p, self.training) + self.w_x(x)
+
+
+@register_model("DPHGNN")
+class DPHGNN(HypergraphModel):
+    r"""DPHGNN from `"DPHGNN: A Dual Perspective Hypergraph Neural Networks"
+    <https://arxiv.org/abs/2405.16616>`_ (Saxena et al., KDD 2024), DHG-Bench appendix A.2.2. Spatial and
+    spectral views of three expansion graphs (clique :math:`\mathcal{G}_c`, HyperGCN :math:`\mathcal{G}_h`,
+    star :math:`\mathcal{G}_s`) are fused by topology-aware attention (TAA), joined with HGNN spectral
+    features of the input, and refined by dynamic feature fusion (DFF):
+
+    .. math::
+        \mathbf{Z}_g = \mathrm{GCN}_g(\mathbf{X}), \quad
+        \mathbf{T} = \big[\mathrm{TAA}(\mathbf{Z}_h, \mathbf{Z}_c, \mathbf{Z}_s) \,\Vert\,
+        \mathrm{TAA}'(\mathbf{L}_h\mathbf{Z}_h\mathbf{W}_1, \mathbf{L}_c\mathbf{Z}_c\mathbf{W}_2,
+        \mathbf{L}_s\mathbf{Z}_s\mathbf{W}_3)\big], \quad
+        \mathbf{S} = \mathrm{ReLU}\big([\mathbf{L}_{hgnn}\mathbf{X} \Vert \tfrac12(\mathbf{L}_{sym} +
+        \mathbf{L}_{rw})\mathbf{X}]\mathbf{W}\big)
+
+    then :math:`\mathbf{Y} = \mathrm{HGConv}(\mathrm{DFF}([\mathbf{T} \Vert \mathbf{S}]\mathbf{W}_{fc},
+    \mathbf{Z}_s^{\mathcal{E}}))`, where TAA is multi-head attention with queries, keys and values from the
+    three views (global over all nodes, through ``F.scaled_dot_product_attention``, no :math:`N \times N`
+    matrix kept), :math:`\mathbf{L}_g = \mathbf{D}_g - \mathbf{A}_g` the expansions' Laplacians, GCN the
+    reference's :math:`\mathbf{D}^{-1}\mathbf{A}+\mathbf{I}` (clique, star) or
+    :math:`\mathbf{D}^{-1/2}\mathbf{A}\mathbf{D}^{-1/2}` (HyperGCN) convolutions (:func:`hypergcn_graph`),
+    :math:`\mathbf{Z}_s^{\mathcal{E}}` the star graph's hyperedge tokens (:class:`DPHGNNConv`) and HGConv
+    DHG-Bench's final ``HypergraphConv``. The star graph is undirected, as in the paper and the official
+    code (DHG's star expansion); ``star="directed"`` keeps only node-to-hyperedge entries, as DHG-Bench's code
+    does, so hyperedge tokens never see their members and :math:`\mathbf{Z}_s^{\mathcal{E}}` is one constant
+    vector. ``dropout`` drops the spectral features, the DFF attention scores and the DFF outputs;
+    ``dropout_mode="dhgbench"`` uses the reference's hard-coded 0.3 and 0.5 whatever ``dropout`` is. The
+    HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). Structure-only operators and the
+    spectral products of the input are computed once.
+
+    For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
+
+        hyperedge_index = torch.tensor([[0, 1, 2, 1, 2, 3],
+                                        [0, 0, 0, 1, 1, 1]])
+
+    Args:
+        in_channels (int): Size of each input feature vector.
+        hidden_channels (int): Width of the DFF layers (the reference's ``dff_MLP_hidden``).
+        out_channels (int): Size of each output vector.
+        num_layers (int): Number of DFF layers before the final convolution. (default: :obj:`1`)
+        dropout (float): Dropout of the spectral features and in DFF. (default: :obj:`0.5`)
+        expansion_dim (int): Output width of the expansion GCNs. (default: :obj:`256`)
+        expansion_hidden (int): Hidden width of the expansion GCNs. (default: :obj:`64`)
+        clique_layers (int): Depth of the clique GCN. (default: :obj:`2`)
+        hypergcn_layers (int): Depth of the HyperGCN-graph GCN. (default: :obj:`2`)
+        star_layers (int): Depth of the star GCN. (default: :obj:`2`)
+        expansion_dropout (float): Dropout between expansion GCN layers. (default: :obj:`0.5`)
+        mediators (bool): HyperGCN graph with mediators. (default: :obj:`True`)
+        attention_dim (int): Width of each TAA block. (default: :obj:`64`)
+        heads (int): Attention heads. (default: :obj:`1`)
+        spectral_dim (int): Width of the HGNN spectral features. (default: :obj:`64`)
+        fc_dim (int): Width of the fused features. (default: :obj:`64`)
+        negative_slope (float): LeakyReLU slope of the DFF attention. (default: :obj:`0.2`)
+        star (str): ``"undirected"`` or ``"directed"`` star graph. (default: :obj:`"undirected"`)
+        dropout_mode (str): ``"dropout"`` or ``"dhgbench"``. (default: :obj:`"dropout"`)
+        seed (int): Seed of the HyperGCN projection. (default: :obj:`0`)
+
+    Shapes:
+        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
+          hyperedge indices :math:`(2, \mathrm{nnz})`, optional number of hyperedges :math:`|\mathcal{E}|`
+        - **output:** :math:`(|\mathcal{V}|, F_{out})`
+    """
+
+    paper = ("Saxena et al., DPHGNN: A Dual Perspective Hypergraph Neural Networks, KDD 2024, "
+             "https://arxiv.org/abs/2405.16616")
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 1,
+                 dropout: float = 0.5, *, expansion_dim: int = 256, expansion_hidden: int = 64,
+                 clique_layers: int = 2, hypergcn_layers: int = 2, star_layers: int = 2,
+                 expansion_dropout: float = 0.5, mediators: bool = True, attention_dim: int = 64, heads: int = 1,
+                 spectral_dim: int = 64, fc_dim: int = 64, negative_slope: float = 0.2, star: str = "undirected",
+                 dropout_mode: str = "dropout", seed: int = 0) -> None:
+        super().__init__()
+        check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        for name, value in (("expansion_dim", expansion_dim), ("expansion_hidden", expansion_hidden),
+                            ("clique_layers", clique_layers), ("hypergcn_layers", hypergcn_layers),
+                            ("star_layers", star_layers), ("attention_dim", attention_dim), ("heads", heads),
+                            ("spectral_dim", spectral_dim), ("fc_dim", fc_dim)):
+            check_int(name, value)
+        if attention_dim % heads:
+            raise ValueError(f"attention_dim ({attention_dim}) must be divisible by heads ({heads})")
+        check_probability("expansion_dropout", expansion_dropout)
+        self.mediators = check_bool("mediators", mediators)
+        self.star = check_choice("star", star, STARS)
+        self.dropout_mode = check_choice("dropout_mode", dropout_mode, DROPOUT_MODES)
+        self.seed = check_int("seed", seed, 0)
+        if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
+            raise ValueError(f"negative_slope must be a real number, got {negative_slope!r}")
+        self.dropout = dropout
+        args = (in_channels, expansion_hidden, expansion_dim)
+        self.gcn_clique = GCN(*args, clique_layers, expansion_dropout)
+        self.gcn_hypergcn = GCN(*args, hypergcn_layers, expansion_dropout)
+        self.gcn_star = GCN(*args, star_layers, expansion_dropout)
+        self.smooth = nn.ModuleList(Linear(expansion_dim, expansion_dim) for _ in range(3))
+        self.taa_spatial = TopologyAwareAttention(expansion_dim, attention_dim, heads)
+        self.taa_spectral = TopologyAwareAttention(expansion_dim, attention_dim, heads)
+        self.spectral = Linear(2 * in_channels, spectral_dim)
+        self.fc = Linear(2 * attention_dim + spectral_dim, fc_dim)
+        dims = [fc_dim] + [hidden_channels] * num_layers
+        self.dff = nn.ModuleList(DPHGNNConv(a, b, expansion_dim, float(negative_slope))
+                                 for a, b in zip(dims[:-1], dims[1:]))
+        self.out = Linear(hidden_channels, out_channels)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for m in (self.gcn_clique, self.gcn_hypergcn, self.gcn_star, *self.smooth, self.taa_spatial,
+                  self.taa_spectral, self.spectral, self.fc, *self.dff, self.out):
+            m.reset_parameters()
+
+    def _dropouts(self) -> tuple[float, float]:
+        """(spectral features, DFF)."""
+        return (0.3, 0.5) if self.dropout_mode == "dhgbench" else (self.dropout, self.dropout)
+
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+        inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        s = inc.memo(("dphgnn", self.star), lambda: _Structure(inc, self.star))
+        xin = self.features(x)
+        key = (self.mediators, self.seed, inc.num_edges)
+        a_hyp, l_hyp = self._cache.get((x, hyperedge_index), ("hypergcn",) + key,
+                                       lambda: hypergcn_graph(inc, xin, self.mediators, self.seed))
+        spec_in = self._cache.get((x, hyperedge_index), ("spectral", inc.num_edges), lambda: torch.cat(
+            [s.l_hgnn @ dense(xin), 0.5 * (s.l_sym @ dense(xin) + s.l_rw @ dense(xin))], dim=1))
+        n = inc.num_nodes
+        z_c, z_h = self.gcn_clique(xin, s.a_cg), self.gcn_hypergcn(xin, a_hyp)
+        z_s = self.gcn_star(xin, s.a_sg, pad=inc.num_edges)
+        spatial = self.taa_spatial(z_h, z_c, z_s[:n])
+        sm_h, sm_c, sm_s = (lap @ lin(z) for lin, lap, z in zip(self.smooth, (l_hyp, s.l_cg, s.l_sg),
+                                                                  (z_h, z_c, z_s)))
+        spectral_taa = self.taa_spectral(sm_h, sm_c, sm_s[:n])
+        p_spec, p_dff = self._dropouts()
+        spec = drop(F.relu(self.spectral(spec_in)), p_spec, self.training)
+        h = self.fc(torch.cat([spatial, spectral_taa, spec], dim=1))
+        for conv in self.dff:
+            h = conv(h, z_s[n:], inc, p_dff)
+        return s.hgconv @ self.out(h)

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_int, dense, dropout as drop, glorot_)
+                      check_common, check_int, dense, dropout as drop)
 from .registry import register_model
 
 NORMALISATIONS = ("sym", "rw")
@@ -69,20 +69,22 @@ class SheafHyperGNN(HypergraphModel):
     ``HyperDiffusionDiagSheafConv`` of the official code, which DHG-Bench ports).
 
     .. math::
-        \mathbf{X}^{(0)} = \mathrm{reshape}_{N \times d \times f}\big(\mathbf{W}_0\,\mathrm{LN}(\mathbf{X})\big),
-        \qquad \mathbf{X}^{(l+1)} = \sigma\left(\mathbf{P}_{\alpha^{(l)}}\,
-        \mathrm{LN}(\mathbf{X}^{(l)})\mathbf{\Theta}^{(l)} + \mathbf{b}^{(l)}\right), \qquad
+        \mathbf{X}^{(0)} = \mathrm{reshape}_{N \times d \times f}(\mathbf{X}\mathbf{W}_0 + \mathbf{c}_0),
+        \qquad \mathbf{X}^{(l+1)} = \sigma\left(\mathbf{P}_{\alpha^{(l)}}
+        \big(\mathrm{LN}(\mathbf{X}^{(l)})\mathbf{\Theta}^{(l)} + \mathbf{c}^{(l)}\big) + \mathbf{b}^{(l)}\right),
+        \qquad
         \mathbf{Y} = \mathrm{reshape}_{N \times df}(\mathbf{X}^{(L)})\,\mathbf{W}_{out}
 
     with :math:`\mathbf{P}_\alpha` the sheaf diffusion of :func:`sheaf_diffusion` (scatters over incidences, no
     :math:`Nd \times Md` matrix), :math:`\alpha^{(l)}` from :class:`DiagSheafBuilder` applied to
-    :math:`\mathbf{X}^{(l)}` and to the hyperedge features :math:`\mathbf{E} = \mathrm{reshape}(\mathbf{W}_0\,
-    \mathrm{LN}(\mathbf{D}_e^{-1}\mathbf{H}^\top\mathbf{X}))` (the mean of each hyperedge's members, the
-    official ``init_hedge="avg"``), and :math:`\sigma` ELU with dropout on hidden layers (identity on the last).
+    :math:`\mathbf{X}^{(l)}` and to the hyperedge features :math:`\mathbf{E} = \mathrm{reshape}(\mathbf{D}_e^{-1}
+    \mathbf{H}^\top\mathbf{X}\mathbf{W}_0 + \mathbf{c}_0)` (the mean of each hyperedge's members, the
+    official ``init_hedge="avg"``), LN a LayerNorm over the :math:`f` channels (``input_norm``), and
+    :math:`\sigma` ELU with dropout on hidden layers (identity on the last).
     ``restriction_grad=False`` is DHG-Bench's (and the official code's) behaviour: its sparse products
     (``torch_sparse.spspmm``) are not differentiable in the maps, so the sheaf builders never train and the maps
     are a fixed random function of the features; here they are detached, the forward is unchanged. DHG-Bench on
-    Cora: 3 layers, :math:`f = 512`, :math:`d = 4`, ``"sym"``, input LayerNorm, lr 1e-3, 10 epochs.
+    Cora: 3 layers, :math:`f = 512`, :math:`d = 4`, ``"sym"``, ``input_norm``, lr 1e-3, 10 epochs.
 
     For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
 
@@ -98,8 +100,8 @@ class SheafHyperGNN(HypergraphModel):
         stalk_dim (int): Stalk dimension :math:`d`. (default: :obj:`2`)
         normalisation (str): ``"sym"`` (the paper's symmetric degree normalisation) or ``"rw"`` (left
             normalisation, the official ``degree_norm``). (default: :obj:`"sym"`)
-        input_norm (bool): LayerNorm on the input features before :math:`\mathbf{W}_0` (densifies sparse
-            input). (default: :obj:`True`)
+        input_norm (bool): LayerNorm on each layer's input before :math:`\mathbf{\Theta}^{(l)}` (the official
+            ``AllSet_input_norm``). (default: :obj:`True`)
         restriction_grad (bool): Train the restriction maps (the paper); ``False`` detaches them as DHG-Bench's
             code effectively does. (default: :obj:`True`)
 
@@ -121,26 +123,23 @@ class SheafHyperGNN(HypergraphModel):
         self.normalisation = check_choice("normalisation", normalisation, NORMALISATIONS)
         self.input_norm = check_bool("input_norm", input_norm)
         self.restriction_grad = check_bool("restriction_grad", restriction_grad)
-        self.in_norm = nn.LayerNorm(in_channels) if input_norm else None
         self.lin_in = Linear(in_channels, hidden_channels * self.d)
-        self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) for _ in range(num_layers))
-        self.lins = nn.ModuleList(Linear(hidden_channels, hidden_channels, bias=False) for _ in range(num_layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) if input_norm else nn.Identity()
+                                   for _ in range(num_layers))
+        self.lins = nn.ModuleList(Linear(hidden_channels, hidden_channels) for _ in range(num_layers))
         self.biases = nn.ParameterList(nn.Parameter(torch.empty(hidden_channels)) for _ in range(num_layers))
         self.builders = nn.ModuleList(DiagSheafBuilder(hidden_channels, self.d) for _ in range(num_layers))
         self.lin_out = Linear(hidden_channels * self.d, out_channels, bias=False)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        for module in [self.in_norm, self.lin_in, *self.norms, *self.builders, self.lin_out]:
-            if module is not None:
+        for module in [self.lin_in, *self.norms, *self.lins, *self.builders, self.lin_out]:
+            if hasattr(module, "reset_parameters"):
                 module.reset_parameters()
-        for lin, bias in zip(self.lins, self.biases):
-            glorot_(lin.weight)
+        for bias in self.biases:
             nn.init.zeros_(bias)
 
     def _embed(self, x: Tensor | SparseOperator) -> Tensor:
-        if self.in_norm is not None:
-            x = self.in_norm(dense(x))
         return self.lin_in(x).view(-1, self.d, self.f)
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:

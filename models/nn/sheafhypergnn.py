@@ -44,15 +44,16 @@ def sheaf_diffusion(inc: Incidence, z: Tensor, maps: Tensor, normalisation: str)
 class DiagSheafBuilder(nn.Module):
     r"""The restriction maps :math:`\alpha_{v,e} = \mathrm{sigmoid}(\mathbf{W}\,\mathrm{LN}([\bar{\mathbf{x}}_v \,\|\,
     \bar{\mathbf{e}}_e]) + \mathbf{c}) \in (0, 1)^d` of one layer, from the stalk means of the node and hyperedge
-    features (the official code's ``MLP_var1``)."""
+    features (the official code's ``MLP_var1``; LN only with ``norm``)."""
 
-    def __init__(self, channels: int, stalk_dim: int) -> None:
+    def __init__(self, channels: int, stalk_dim: int, norm: bool = True) -> None:
         super().__init__()
-        self.norm = nn.LayerNorm(2 * channels)
+        self.norm = nn.LayerNorm(2 * channels) if norm else nn.Identity()
         self.lin = nn.Linear(2 * channels, stalk_dim)
 
     def reset_parameters(self) -> None:
-        self.norm.reset_parameters()
+        if isinstance(self.norm, nn.LayerNorm):
+            self.norm.reset_parameters()
         self.lin.reset_parameters()
 
     def forward(self, inc: Incidence, x: Tensor, e: Tensor) -> Tensor:
@@ -100,8 +101,8 @@ class SheafHyperGNN(HypergraphModel):
         stalk_dim (int): Stalk dimension :math:`d`. (default: :obj:`2`)
         normalisation (str): ``"sym"`` (the paper's symmetric degree normalisation) or ``"rw"`` (left
             normalisation, the official ``degree_norm``). (default: :obj:`"sym"`)
-        input_norm (bool): LayerNorm on each layer's input before :math:`\mathbf{\Theta}^{(l)}` (the official
-            ``AllSet_input_norm``). (default: :obj:`True`)
+        input_norm (bool): LayerNorm on each layer's input before :math:`\mathbf{\Theta}^{(l)}` and in the sheaf
+            builders (the official ``AllSet_input_norm``). (default: :obj:`True`)
         restriction_grad (bool): Train the restriction maps (the paper); ``False`` detaches them as DHG-Bench's
             code effectively does. (default: :obj:`True`)
 
@@ -128,7 +129,7 @@ class SheafHyperGNN(HypergraphModel):
                                    for _ in range(num_layers))
         self.lins = nn.ModuleList(Linear(hidden_channels, hidden_channels) for _ in range(num_layers))
         self.biases = nn.ParameterList(nn.Parameter(torch.empty(hidden_channels)) for _ in range(num_layers))
-        self.builders = nn.ModuleList(DiagSheafBuilder(hidden_channels, self.d) for _ in range(num_layers))
+        self.builders = nn.ModuleList(DiagSheafBuilder(hidden_channels, self.d, input_norm) for _ in range(num_layers))
         self.lin_out = Linear(hidden_channels * self.d, out_channels, bias=False)
         self.reset_parameters()
 

@@ -101,8 +101,8 @@ class SheafHyperGNN(HypergraphModel):
         stalk_dim (int): Stalk dimension :math:`d`. (default: :obj:`2`)
         normalisation (str): ``"sym"`` (the paper's symmetric degree normalisation) or ``"rw"`` (left
             normalisation, the official ``degree_norm``). (default: :obj:`"sym"`)
-        input_norm (bool): LayerNorm on each layer's input before :math:`\mathbf{\Theta}^{(l)}` and in the sheaf
-            builders (the official ``AllSet_input_norm``). (default: :obj:`True`)
+        input_norm (bool): LayerNorm on each layer's input before :math:`\mathbf{\Theta}^{(l)}` and in the
+            sheaf builders, the official ``AllSet_input_norm``. (default: :obj:`True`)
         restriction_grad (bool): Train the restriction maps (the paper); ``False`` detaches them as DHG-Bench's
             code effectively does. (default: :obj:`True`)
 

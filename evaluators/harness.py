@@ -48,12 +48,19 @@ FSYNC_EVERY_S = 1.0
 
 
 # ================================================================================================ inputs
-def load_rows(dataset: str):
-    """Meta-problem rows of a local build folder or a Hub dataset id (split ``test``)."""
-    from datasets import load_dataset
+def load_rows(dataset: str, build_sha256: str | None = None):
+    """Meta-problem rows of a local build folder or a Hub dataset id (split ``test``).
 
+    ``datasets`` keys its cache of a local folder by the card's file patterns, not by the files' contents, so a
+    folder rebuilt with other problems (or another folder of the same name) would be read from the first build's
+    cache. A local build is therefore cached under its own ``build_sha256``."""
+    from datasets import config, load_dataset
+
+    options = {}
+    if build_sha256 and Path(dataset).is_dir():
+        options["cache_dir"] = str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / build_sha256[:16])
     try:
-        return load_dataset(dataset, split="test")
+        return load_dataset(dataset, split="test", **options)
     except FileNotFoundError as exc:
         raise UserError(f"dataset {dataset!r} not found: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - datasets raises many types for unreachable/bad repos
@@ -349,12 +356,12 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     adapter = make_adapter(model, **options)  # fails before any file is touched: earlier answers stay
     if not selection.text_only and getattr(adapter, "takes_images", True) is False:
         raise UserError(f"{model} is a text-only model; evaluate it with --visual-reps none")
-    rows = load_rows(dataset)
+    data_info = dataset_info(dataset)
+    rows = load_rows(dataset, data_info["build_sha256"])
     vqa, indices, policy_name, full_ids = plan(rows, selection)
     meta = rows.select_columns(["id", "scale", "source"])
     scale_of, source_of = dict(zip(meta["id"], meta["scale"])), dict(zip(meta["id"], meta["source"]))
 
-    data_info = dataset_info(dataset)
     claim_folder(out, model, data_info["build_sha256"], is_main=rank == 0)
     done = read_records(log_files(out))
     if state is not None:
@@ -499,7 +506,7 @@ def score_run(run: Path, dataset: str, out: Path) -> dict:
     if expected != full["build_sha256"]:
         raise UserError(f"{run} was answered on a set derived from build {expected}, not from {dataset} "
                         f"({full['build_sha256']})")
-    rows = load_rows(dataset).select_columns(["id", "reference"])
+    rows = load_rows(dataset, full["build_sha256"]).select_columns(["id", "reference"])
     reference = dict(zip(rows["id"], rows["reference"]))
     scored = {}
     for sid, rec in recs.items():

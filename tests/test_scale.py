@@ -398,3 +398,19 @@ def test_report_draws_lvlm_vs_llm_and_scale_figures(small_build, tmp_path, capsy
     # one kind of run only: no Fig. 3 (it compares the two), Fig. 4 still
     assert main(["report", str(tmp_path / "vision"), "--out", str(tmp_path / "one")]) == 0
     assert not (tmp_path / "one" / "fig3_lvlm_vs_llm.png").exists() and (tmp_path / "one" / "fig4_scale.png").exists()
+
+
+def test_a_rebuilt_folder_is_read_anew(tmp_path):
+    """datasets caches a local folder by its card's file patterns: the harness must not score a second build of the
+    same folder with the first build's rows."""
+    from hypergvl_dataset.builder import BuildConfig, build
+
+    counts = []
+    for n in (2, 3):
+        folder = tmp_path / f"b{n}"
+        build(BuildConfig(out=folder / "hypergvl", per_task=n, tasks=("VC",), workers=1), progress=False)
+        out = tmp_path / f"run{n}"
+        assert main(["evaluate", "--dataset", str(folder / "hypergvl"), "--model", "baseline:symbolic",
+                     "--text-reps", "n_set", "--visual-reps", "enc_hy", "--out", str(out), "--no-progress"]) == 0
+        counts.append(_results(out)["num_samples"])
+    assert counts == [2, 3]

@@ -1,8 +1,9 @@
 """WiseHyGR, HyperGVL's representation router (sec. 4): PRM dataset, training, inference, routing policies, studies.
 
->>> from router import WiseHyGR                              # doctest: +SKIP
->>> WiseHyGR.from_pretrained("DIR").route(hypergraph, question)
-('n_set', 'enc_hy')
+Example::
+
+    from router import WiseHyGR
+    WiseHyGR.from_pretrained("DIR").route(hypergraph, question)   # -> ('n_set', 'enc_hy')
 """
 from .model import WiseHyGR
 from .prm import COMBINATIONS, LABELS, combination_name

@@ -14,9 +14,11 @@ A saved router is a Hub model folder: the transformers model and tokenizer (``co
 ``id2label`` names ``<text_rep>+<visual_rep>``), ``wisehygr.json`` (input format, max length, truncation side,
 training data, split and metrics) and ``README.md`` (the model card).
 
->>> router = WiseHyGR.from_pretrained("runs/router")                      # doctest: +SKIP
->>> router.route(Hypergraph(4, [[0, 1, 2], [2, 3]]), "Q: How many hyperedges are in the hypergraph? ...")
-('n_set', 'enc_hy')                                                         # doctest: +SKIP
+Example::
+
+    router = WiseHyGR.from_pretrained("runs/router")
+    router.route(Hypergraph(4, [[0, 1, 2], [2, 3]]), "Q: How many hyperedges are in the hypergraph? ...")
+    # -> ('n_set', 'enc_hy')
 """
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ def fmt(mean: Optional[float], std: Optional[float] = None) -> str:
 def _status_cell(p: dict[str, Any]) -> str:
     if p["status"] == "oom":
         return f"OOM (cap {p.get('memory_cap_gib', '?')} GiB)" if p.get("memory_cap_gib") else "OOM"
-    return "error"
+    err = p.get("error") or ""
+    return "timed out" if err.startswith("timed out") else "error"
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

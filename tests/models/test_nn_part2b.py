@@ -221,8 +221,24 @@ def test_tensor_models_refuse_hypergraph_classification(name):
 
 
 def test_only_the_tensor_models_refuse_a_task():
+    from models.tasks import TASKS
     refusing = {n for n, cls in MODELS.items() if getattr(cls, "unsupported_tasks", {})}
     assert refusing == {"EHNN", "T-HyperGNN"}
+    assert all(set(MODELS[n].unsupported_tasks) <= set(TASKS) for n in refusing)  # names of real tasks
+
+
+def test_register_model_rejects_a_malformed_refusal():
+    from models.nn import register_model
+
+    class Bad(torch.nn.Module):
+        paper = "x http://example.org"
+        unsupported_tasks = {"graph": ""}
+
+        def __init__(self, in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5):
+            super().__init__()
+    with pytest.raises(TypeError, match="unsupported_tasks"):
+        register_model("__bad_refusal__")(Bad)
+    assert "__bad_refusal__" not in MODELS
 
 
 def test_trainer_refuses_with_the_reason(tmp_path, capsys):

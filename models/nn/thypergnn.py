@@ -57,8 +57,8 @@ class TensorRows:
             parts = [members[:, [j] + [i for i in range(c) if i != j]] for j in range(c)]
             if c == m:  # targets past the first m of a large hyperedge: [v, first m-1 members]
                 tail = (c_of > m) & (rank >= m)
-                head = members[(c_of[sel][::c] > m)] if members.numel() else members
                 if bool(tail.any()):
+                    head = members[c_of[sel][::c] > m]  # the first m members of each large hyperedge
                     big_edges = torch.unique_consecutive(edge[sel & (c_of > m)])
                     slot = torch.searchsorted(big_edges, edge[tail])
                     parts.append(torch.cat([node[tail].unsqueeze(1), head[slot, : m - 1]], dim=1))

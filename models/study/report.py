@@ -341,17 +341,18 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.8 * len(datasets), 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(max(7.5, 5.2 * len(datasets)), 4.6), squeeze=False)
     for ax, ds in zip(axes[0], datasets):
         ok = [p for p in points if p["dataset"] == ds and p["status"] == "ok"]
         if ok:
             t = [max(p["efficiency"]["train_time_to_best_val_s"]["mean"], 1e-4) for p in ok]
             acc = [_metric(p, "accuracy")["mean"] for p in ok]
             mem = np.array([p["efficiency"]["peak_memory_mib"]["mean"] for p in ok])
-            size = 40 + 400 * mem / max(mem.max(), 1.0)
+            size = 40 + 500 * (mem - mem.min()) / max(float(np.ptp(mem)), 1.0)  # RSS shares a large baseline
             ax.scatter(t, acc, s=size, alpha=0.5, c=range(len(ok)), cmap="tab20", edgecolors="k", linewidths=0.5)
-            for ti, ai, p, mi in zip(t, acc, ok, mem):
-                ax.annotate(f"{p['model']}\n{mi:.0f} MiB", (ti, ai), fontsize=7, ha="center", va="bottom")
+            for ti, ai, p in zip(t, acc, ok):
+                ax.annotate(p["model"], (ti, ai), fontsize=7, ha="center", va="bottom", xytext=(0, 5),
+                            textcoords="offset points")
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ooms = [p["model"] for p in points if p["dataset"] == ds and p["status"] == "oom"]
@@ -361,7 +362,8 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
         ax.set_xlabel("training time to best validation (s, log)")
         ax.set_ylabel("test accuracy (%)")
         ax.grid(alpha=0.3)
-    fig.suptitle("Time vs accuracy; marker area = peak memory (Figure 1 layout)", fontsize=11)
+    fig.suptitle("Time vs accuracy; marker area grows with peak memory from the panel's smallest (Figure 1 layout; "
+                 "values in the table)", fontsize=10)
     fig.tight_layout()
     path = fig_dir / "efficiency.png"
     fig.savefig(path, dpi=110)

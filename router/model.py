@@ -282,8 +282,9 @@ def model_card(meta: dict) -> str:
         for h in meta.get("history", []):
             lines.append(f"| {h['epoch']} | {h['step']} | {h['train_loss']:.4f} | {h['val_loss']:.4f} | "
                          f"{h['top1']:.2f} | {h['among_best']:.2f} |")
+        nan = float("nan")
         lines += ["", f"Kept checkpoint: epoch {metrics.get('epoch')}, step {metrics.get('step')}: top1 "
-                  f"{metrics.get('top1', float('nan')):.2f}%, among_best {metrics.get('among_best', float('nan')):.2f}%."]
+                  f"{metrics.get('top1', nan):.2f}%, among_best {metrics.get('among_best', nan):.2f}%."]
     else:
         lines.append("None recorded.")
     lines += ["", "## Limitations", "",

@@ -101,7 +101,8 @@ def _rand(arg: str | None) -> RandomPolicy:
         if seed < 0:
             raise ValueError
     except ValueError:
-        raise ValueError(f"rand:SEED needs a non-negative integer seed, got {arg!r}; valid forms: {SPEC_FORMS}") from None
+        raise ValueError(f"rand:SEED needs a non-negative integer seed, got {arg!r}; "
+                         f"valid forms: {SPEC_FORMS}") from None
     return RandomPolicy(seed)
 
 

@@ -135,7 +135,8 @@ def test_route_and_route_batch_agree_and_read_ho_neigh(tiny_router):
 def test_long_descriptions_are_cut_from_the_documented_side_and_the_question_is_kept(tiny_router):
     r = WiseHyGR.from_pretrained(tiny_router)
     h = Hypergraph(20, [[i, (i + 1) % 20, (i + 7) % 20] for i in range(20)])
-    d, q = describe(h), "Q: How many hyperedges are in the hypergraph? List the answer after “Ans:” as “Ans: 3”."
+    d = describe(h)
+    q = "Q: How many hyperedges are in the hypergraph? List the answer after “Ans:” as “Ans: 3”."
     tok = r.tokenizer
     q_ids = tok(q, add_special_tokens=False)["input_ids"]
     d_ids = tok(d, add_special_tokens=False)["input_ids"]
@@ -160,10 +161,10 @@ def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
     import sys
 
     out = tmp_path / "ddp"
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "router.train", "--prm", str(prm_dir),
-           "--backbone", str(tiny_backbone), "--out", str(out), "--max-steps", "3", "--batch-size", "4",
-           "--max-length", "160", "--no-progress"]
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "router.train",
+           "--prm", str(prm_dir), "--backbone", str(tiny_backbone), "--out", str(out), "--max-steps", "3",
+           "--batch-size", "4", "--max-length", "160", "--no-progress"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.count("router saved to") == 1  # printed by the main process only

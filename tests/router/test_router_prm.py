@@ -1,7 +1,5 @@
 """PRM dataset (router.prm) on hand-made samples.jsonl files: ties, averaging across models, uninformative problems,
 the 8:2 split by meta problem, and the router input regenerated from the references."""
-import json
-
 import pytest
 
 from hypergvl_dataset.tasks import generate_problem

@@ -27,7 +27,8 @@ def test_rand_is_uniform_seeded_per_problem_and_reproducible():
     assert a == make_policy("rand:7").choose(ROWS)
     assert a[::-1] == make_policy("rand:7").choose(ROWS[::-1])  # per problem: independent of order and neighbours
     assert a != make_policy("rand:8").choose(ROWS)
-    assert make_policy("rand").name == "rand:0" and make_policy("rand").choose(ROWS) == make_policy("rand:0").choose(ROWS)
+    assert make_policy("rand").name == "rand:0"
+    assert make_policy("rand").choose(ROWS) == make_policy("rand:0").choose(ROWS)
     counts = Counter(a)
     assert set(counts) == set(COMBINATIONS)
     chi2 = sum((c - 100) ** 2 / 100 for c in counts.values())

@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import random
+import socket
 import threading
 import time
 import urllib.parse
@@ -413,6 +414,9 @@ class OpenAIAdapter:
             conn = self._connection()
             reused = conn.sock is not None
             try:
+                if conn.sock is None:  # http.client sends headers and body apart: without TCP_NODELAY the body waits
+                    conn.connect()     # for the server's delayed ACK of the headers (about 40 ms a request)
+                    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 conn.request("POST", self._path, body=payload, headers=self.headers)
                 response = conn.getresponse()
                 body = response.read()

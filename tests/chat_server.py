@@ -53,6 +53,7 @@ class ChatServer(ThreadingHTTPServer):
 
 class ChatHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    disable_nagle_algorithm = True  # headers and body leave at once, as from a real server
 
     def log_message(self, *args):  # keep test output clean
         pass

@@ -406,6 +406,7 @@ class ExpandedDataset:
                 view = view.cast_column(f"image_{r}", Image(decode=False))
             self._image_views[r] = view
         self._decode = decode_images
+        self._last_row: tuple[int, dict | None] = (-1, None)
 
     def __len__(self) -> int:
         return len(self.dataset) * self._per_row
@@ -436,7 +437,12 @@ class ExpandedDataset:
 
     def __getitem__(self, k: int) -> dict:
         row_idx, t, v = self.locate(k)
-        row = self._text_view[row_idx]
+        cached = self._last_row  # the 35 samples of a row are consecutive: read its text columns once
+        if cached[0] == row_idx:
+            row = cached[1]
+        else:
+            row = self._text_view[row_idx]
+            self._last_row = (row_idx, row)  # one tuple assignment: safe for the prefetch threads
         image = None
         if v != TEXT_ONLY:
             image = self._image_views[v][row_idx][f"image_{v}"]

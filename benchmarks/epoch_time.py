@@ -239,7 +239,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     default_root = os.environ.get(RAW_ENV) or str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--raw-root", type=Path, default=Path(default_root),
-                   help=f"folder laid out like /work/shared/data (default ${RAW_ENV} or ../shared/data)")
+                   help=f"folder laid out like ../shared/data (default ${RAW_ENV} or ../shared/data)")
     p.add_argument("--models", nargs="+", default=None, help="registered names (default: all)")
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--warmup", type=int, default=5, help="epochs per seed left out of the timing")

@@ -1,7 +1,7 @@
 """DHG-Bench hypergraph datasets: data objects, registry, loaders from the upstream raw formats, Hub layout.
 
 >>> import models.datasets as md
->>> data = md.load("cora", raw_root="/work/shared/data")     # doctest: +SKIP
+>>> data = md.load("cora", raw_root="../shared/data")     # doctest: +SKIP
 >>> data.num_nodes, data.num_hyperedges                      # doctest: +SKIP
 (2708, 4287)
 

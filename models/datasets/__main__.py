@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="write a Hub dataset repository (parquet + README card)")
     b.add_argument("name", help="registered dataset name (see 'list')")
     b.add_argument("--out", required=True, help="output folder of the repository")
-    b.add_argument("--raw-root", default=None, help="local folder laid out like /work/shared/data "
+    b.add_argument("--raw-root", default=None, help="local folder laid out like ../shared/data "
                                                     "(default: $HYPERGVL_RAW_ROOT, else upstream URLs)")
     b.add_argument("--features", choices=("raw", "none"), default="raw",
                    help="'none' builds a structure-only repository (for sets whose feature file is missing)")

@@ -1,7 +1,7 @@
 """``load`` and ``build``: the two entry points of ``models.datasets``.
 
 ``load(name)`` reads the raw upstream files (default: upstream URLs; ``raw_root=`` or ``HYPERGVL_RAW_ROOT``: a
-local folder laid out like ``/work/shared/data``) or a built Hub repository (``hub_dir=``: a local folder or
+local folder laid out like ``../shared/data``) or a built Hub repository (``hub_dir=``: a local folder or
 a Hub id), then applies DHG-Bench's processing, identically for both routes.
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ def load(name: str, raw_root: str | os.PathLike | None = None, hub_dir: str | os
 
     Args:
         name: a registered name (``models.datasets.DATASETS``), case-insensitive.
-        raw_root: a folder (or URL) laid out like ``/work/shared/data``; default ``$HYPERGVL_RAW_ROOT``, else
+        raw_root: a folder (or URL) laid out like ``../shared/data``; default ``$HYPERGVL_RAW_ROOT``, else
             the upstream URLs.
         hub_dir: read a repository written by ``python -m models.datasets build`` instead (a local folder or
             a Hub dataset id). Exclusive with ``raw_root``.

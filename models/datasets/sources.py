@@ -4,7 +4,7 @@ A :class:`RawSource` is an upstream repository (HyperGCN, AllSet, ...). A file o
 relative to the source, e.g. ``data/cocitation/cora/features.pickle`` of HyperGCN. The base location is
 
 1. ``raw_root=`` when given, else the environment variable ``HYPERGVL_RAW_ROOT``: a folder (or URL) laid out
-   like ``/work/shared/data``, i.e. ``<raw_root>/<source.local_dir>/<path>``
+   like ``../shared/data``, i.e. ``<raw_root>/<source.local_dir>/<path>``
    (``<raw_root>/HyperGCN/data/cocitation/cora/features.pickle``);
 2. otherwise the upstream URL ``<source.url>/<path>``.
 

@@ -1,7 +1,7 @@
 """models.datasets on small files generated in each upstream format (no shared data needed).
 
 The expected values are written out by hand from the generated files; the registry's real loaders read them
-through a raw root laid out like /work/shared/data.
+through a raw root laid out like ../shared/data.
 """
 import os
 import pickle

@@ -1,6 +1,6 @@
-"""models.datasets on the real upstream files in /work/shared/data (skipped when absent).
+"""models.datasets on the real upstream files in ../shared/data (skipped when absent).
 
-Truth: the counts measured in /work/shared/data/README.md, the DHG-Bench paper's Tables A1 and A3, and the raw
+Truth: the counts measured in ../shared/data/README.md, the DHG-Bench paper's Tables A1 and A3, and the raw
 files re-read here with the stock unpickler / a plain line reader (independent of the loaders).
 """
 import os

@@ -1,6 +1,6 @@
 """Node-classification prompts (appendix G) on the real node datasets, the category names, the tolerant parser, and
 the baseline:neighbors answerer, checked against brute force on the loaded data."""
-from collections import Counter, deque
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -21,17 +21,6 @@ def cora(shared_data):
     return data, Structure.from_data(data), label_names("cora", data.y.tolist())
 
 
-def _connected(h: Hypergraph) -> bool:
-    seen, todo = {0}, deque([0])
-    while todo:
-        v = todo.popleft()
-        for u in h.neighbors(v):
-            if u not in seen:
-                seen.add(u)
-                todo.append(u)
-    return len(seen) == h.num_vertices
-
-
 def test_sampled_subgraphs_are_connected_small_and_label_the_others_truly(cora):
     data, s, cats = cora
     y = data.y.tolist()
@@ -44,7 +33,7 @@ def test_sampled_subgraphs_are_connected_small_and_label_the_others_truly(cora):
         h = p.hypergraph
         sizes.append(h.num_vertices)
         assert p.target == t and p.nodes[0] == t and len(set(p.nodes)) == len(p.nodes) <= 40
-        assert _connected(h)
+        assert h.is_connected()
         assert p.label == cats[y[t]].name
         assert list(p.known) == [cats[y[v]].name for v in p.nodes[1:]]  # the true labels, v1.. in order
         for e in h.hyperedges:  # every sub-hyperedge lies inside one real hyperedge

@@ -1,0 +1,344 @@
+"""The Space's store: leaderboard entries and evaluation requests, behind one interface with two implementations.
+
+* :class:`SQLiteStore` (the default, embedded): one SQLite file in WAL mode; every submission is one transaction,
+  so a process killed mid-submission leaves it either fully stored or absent.
+* :class:`space.hub_store.HubStore` (deployed, with ``HF_TOKEN`` and repository ids): the template's
+  requests/results dataset-repository pattern on the Hub, one JSON per request and per result; a claim is a
+  ``create_commit(..., parent_commit=...)`` so that a concurrent change makes it fail instead of both succeeding.
+
+The app and the worker only see :class:`Store`. A request's life (DESIGN.md, "Space"): PENDING -> RUNNING (claimed
+by one worker, with an expiry the worker renews while it runs) -> FINISHED | FAILED; a claim that expires (its
+worker died) returns the request to PENDING. An entry is unique per (model, revision, test set, track) and per
+raw-upload sha256; a request is refused while an equal one is pending, running or finished.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
+STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
+
+
+class DuplicateError(ValueError):
+    """An entry or request equal to one already stored (same model, revision, test set and track, or same upload)."""
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class Entry:
+    """One leaderboard row: a submission re-scored by the server.
+
+    ``scores`` is the ``hypergvl_accuracy`` output over the whole selection; ``cells`` the per-sample verdicts
+    counted by (task, text rep, visual rep, scale, source) (:mod:`space.scoring`), from which every filtered view
+    is computed. ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
+
+    model: str
+    revision: str
+    testset: str
+    track: str
+    model_type: str  # open | closed | baseline
+    num_parameters: float | None  # billions
+    link: str
+    scores: dict
+    cells: list
+    num_samples: int
+    dataset_sha256: str
+    origin: str  # upload | request | seed
+    submitter: str = ""
+    upload_sha256: str | None = None
+    created: float = field(default_factory=time.time)
+    id: str = field(default_factory=new_id)
+
+    @property
+    def text_only(self) -> bool:
+        return self.track == "text-only"
+
+    @property
+    def routing(self) -> str | None:
+        return self.track.partition(":")[2] or None if self.track.startswith("routed") else None
+
+    def to_doc(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_doc(cls, doc: dict) -> "Entry":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+
+@dataclass
+class Request:
+    """An evaluation the worker runs server-side: ``model`` is a model spec (``hf:<hub id>``)."""
+
+    model: str
+    revision: str
+    testset: str
+    track: str
+    model_type: str
+    num_parameters: float | None
+    link: str
+    submitter: str = ""
+    status: str = PENDING
+    claimed_by: str | None = None
+    claim_expires: float | None = None
+    attempts: int = 0
+    error: str | None = None
+    entry_id: str | None = None
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    id: str = field(default_factory=new_id)
+
+    def to_doc(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_doc(cls, doc: dict) -> "Request":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+
+def entry_key(e) -> tuple:
+    """What makes two submissions duplicates (Open LLM Leaderboard keys on model sha and precision; we on the
+    revision, the test set and the track)."""
+    return (e.model, e.revision, e.testset, e.track)
+
+
+class Store(ABC):
+    """What the app and the worker need from storage. Every method is safe to call from several threads and
+    processes; writes are atomic."""
+
+    @abstractmethod
+    def add_entry(self, entry: Entry) -> None:
+        """Store a re-scored submission; :class:`DuplicateError` when its key or upload is already stored."""
+
+    @abstractmethod
+    def entries(self) -> list[Entry]:
+        """Every stored entry, oldest first."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """Changes whenever an entry or request is written: a reader's cache key."""
+
+    @abstractmethod
+    def add_request(self, request: Request) -> None:
+        """Queue a request as PENDING; :class:`DuplicateError` when an equal one is pending, running or finished,
+        or its entry exists."""
+
+    @abstractmethod
+    def requests(self) -> list[Request]:
+        """Every request (expired claims already shown as PENDING), oldest first."""
+
+    @abstractmethod
+    def claim(self, worker: str, ttl_s: float) -> Request | None:
+        """Atomically move the oldest PENDING request (or one whose claim expired) to RUNNING for ``worker``; None
+        when there is nothing to do. Two workers never both win one request."""
+
+    @abstractmethod
+    def renew(self, request_id: str, worker: str, ttl_s: float) -> bool:
+        """Extend ``worker``'s claim; False when the claim is no longer its own."""
+
+    @abstractmethod
+    def finish(self, request_id: str, worker: str, entry: Entry) -> bool:
+        """Store the request's entry and mark it FINISHED, in one atomic step; False (nothing written) when another
+        worker holds the claim now. A result that arrives after its claim expired is still accepted if nobody
+        re-claimed the request."""
+
+    @abstractmethod
+    def fail(self, request_id: str, worker: str, error: str) -> bool:
+        """Mark the request FAILED with ``error`` shown to users; False when the claim is not ``worker``'s."""
+
+    def recent_submissions(self, submitter: str, since: float) -> int:
+        """Entries and requests by ``submitter`` created at or after ``since`` (the rate limit's count)."""
+        return sum(1 for x in [*self.entries(), *self.requests()] if x.submitter == submitter and x.created >= since)
+
+
+def _expired(req: Request, now: float) -> bool:
+    return req.status == RUNNING and req.claim_expires is not None and req.claim_expires < now
+
+
+def shown(req: Request, now: float | None = None) -> Request:
+    """The request as readers see it: an expired claim is PENDING again."""
+    if _expired(req, time.time() if now is None else now):
+        return dataclasses.replace(req, status=PENDING, claimed_by=None, claim_expires=None)
+    return req
+
+
+# ================================================================================================ SQLite
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id TEXT PRIMARY KEY, model TEXT NOT NULL, revision TEXT NOT NULL, testset TEXT NOT NULL, track TEXT NOT NULL,
+    upload_sha256 TEXT, submitter TEXT NOT NULL, created REAL NOT NULL, doc TEXT NOT NULL,
+    UNIQUE (model, revision, testset, track));
+CREATE UNIQUE INDEX IF NOT EXISTS entries_upload ON entries (upload_sha256) WHERE upload_sha256 IS NOT NULL;
+CREATE TABLE IF NOT EXISTS requests (
+    id TEXT PRIMARY KEY, model TEXT NOT NULL, revision TEXT NOT NULL, testset TEXT NOT NULL, track TEXT NOT NULL,
+    status TEXT NOT NULL, submitter TEXT NOT NULL, created REAL NOT NULL, claimed_by TEXT, claim_expires REAL,
+    doc TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS requests_live ON requests (model, revision, testset, track)
+    WHERE status IN ('PENDING', 'RUNNING', 'FINISHED');
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('version', 0);
+"""
+
+
+class SQLiteStore(Store):
+    """The embedded store: one SQLite database (WAL, synchronous=FULL), one connection per thread, every write in
+    one ``BEGIN IMMEDIATE`` transaction (so claims are serialised between processes too)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._db().executescript(_SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA busy_timeout=60000")
+            self._local.db = db
+        return db
+
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection):
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, kind, exc, tb):
+            if kind is None:
+                self.db.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
+                self.db.execute("COMMIT")
+            else:
+                self.db.execute("ROLLBACK")
+            return False
+
+    def _write(self) -> "SQLiteStore._Tx":
+        return self._Tx(self._db())
+
+    # ------------------------------------------------------------------------------------------ entries
+    def _insert_entry(self, db: sqlite3.Connection, e: Entry) -> None:
+        try:
+            db.execute("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (e.id, e.model, e.revision, e.testset, e.track, e.upload_sha256, e.submitter, e.created,
+                        json.dumps(e.to_doc())))
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateError(_duplicate_message(e, str(exc))) from None
+
+    def add_entry(self, entry: Entry) -> None:
+        with self._write() as db:
+            self._insert_entry(db, entry)
+
+    def entries(self) -> list[Entry]:
+        rows = self._db().execute("SELECT doc FROM entries ORDER BY created, id").fetchall()
+        return [Entry.from_doc(json.loads(d)) for (d,) in rows]
+
+    def version(self) -> str:
+        (v,) = self._db().execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        return str(v)
+
+    # ------------------------------------------------------------------------------------------ requests
+    def _put(self, db: sqlite3.Connection, r: Request) -> None:
+        r.updated = time.time()
+        db.execute("UPDATE requests SET status = ?, claimed_by = ?, claim_expires = ?, doc = ? WHERE id = ?",
+                   (r.status, r.claimed_by, r.claim_expires, json.dumps(r.to_doc()), r.id))
+
+    def _get(self, db: sqlite3.Connection, request_id: str) -> Request | None:
+        row = db.execute("SELECT doc FROM requests WHERE id = ?", (request_id,)).fetchone()
+        return Request.from_doc(json.loads(row[0])) if row else None
+
+    def add_request(self, request: Request) -> None:
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM entries WHERE model = ? AND revision = ? AND testset = ? AND track = ?",
+                          entry_key(request)).fetchone():
+                raise DuplicateError(_duplicate_message(request, "entry exists"))
+            try:
+                db.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (request.id, request.model, request.revision, request.testset, request.track,
+                            request.status, request.submitter, request.created, None, None,
+                            json.dumps(request.to_doc())))
+            except sqlite3.IntegrityError as exc:
+                raise DuplicateError(_duplicate_message(request, str(exc))) from None
+
+    def requests(self) -> list[Request]:
+        now = time.time()
+        rows = self._db().execute("SELECT doc FROM requests ORDER BY created, id").fetchall()
+        return [shown(Request.from_doc(json.loads(d)), now) for (d,) in rows]
+
+    def claim(self, worker: str, ttl_s: float) -> Request | None:
+        now = time.time()
+        with self._write() as db:
+            row = db.execute("SELECT doc FROM requests WHERE status = ? OR (status = ? AND claim_expires < ?) "
+                             "ORDER BY created, id LIMIT 1", (PENDING, RUNNING, now)).fetchone()
+            if row is None:
+                return None
+            r = Request.from_doc(json.loads(row[0]))
+            r.status, r.claimed_by, r.claim_expires, r.attempts = RUNNING, worker, now + ttl_s, r.attempts + 1
+            self._put(db, r)
+            return r
+
+    def _mine(self, db, request_id: str, worker: str, *, late_ok: bool) -> Request | None:
+        r = self._get(db, request_id)
+        if r is None:
+            return None
+        if r.status == RUNNING and r.claimed_by == worker:
+            return r
+        if late_ok and shown(r).status == PENDING and r.claimed_by in (worker, None):
+            return r  # our claim expired but nobody took the request over: the result still counts
+        return None
+
+    def renew(self, request_id: str, worker: str, ttl_s: float) -> bool:
+        with self._write() as db:
+            r = self._mine(db, request_id, worker, late_ok=False)
+            if r is None:
+                return False
+            r.claim_expires = time.time() + ttl_s
+            self._put(db, r)
+            return True
+
+    def finish(self, request_id: str, worker: str, entry: Entry) -> bool:
+        with self._write() as db:
+            r = self._mine(db, request_id, worker, late_ok=True)
+            if r is None:
+                return False
+            self._insert_entry(db, entry)
+            r.status, r.entry_id, r.claimed_by, r.claim_expires, r.error = FINISHED, entry.id, None, None, None
+            self._put(db, r)
+            return True
+
+    def fail(self, request_id: str, worker: str, error: str) -> bool:
+        with self._write() as db:
+            r = self._mine(db, request_id, worker, late_ok=True)
+            if r is None:
+                return False
+            r.status, r.error, r.claimed_by, r.claim_expires = FAILED, error[:2000], None, None
+            self._put(db, r)
+            return True
+
+    def recent_submissions(self, submitter: str, since: float) -> int:
+        db = self._db()
+        (a,) = db.execute("SELECT COUNT(*) FROM entries WHERE submitter = ? AND created >= ?", (submitter, since)).fetchone()
+        (b,) = db.execute("SELECT COUNT(*) FROM requests WHERE submitter = ? AND created >= ?", (submitter, since)).fetchone()
+        return a + b
+
+
+def _duplicate_message(x, detail: str) -> str:
+    if "upload_sha256" in detail:
+        return "this exact file was already submitted (same sha256); it is not stored twice"
+    return (f"{x.model} at revision {x.revision} on test set {x.testset} ({x.track}) is already on the leaderboard "
+            "or in the queue")

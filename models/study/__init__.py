@@ -12,41 +12,45 @@ appendix B.4), 4.4 fairness (Figure 5, appendix B.5, Table A8). No study names a
 model in :data:`models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`models.train`'s configuration (for
 example ``--set epochs=5`` for a quick look); each model's ``models/configs/<MODEL>.yaml`` applies otherwise.
 
-Result folder (``--out DIR``; every study is resumable: a finished point is skipped on rerun)::
+Result folder (``--out DIR``; every study is resumable per seed: a seed with a finished point is skipped on rerun,
+so a killed study recomputes only the seeds it had not finished)::
 
-    DIR/<study>/points/...json      one point per result (below)
+    DIR/<study>/points/...json      one point per (study, model, dataset, setting, seed) (below)
     DIR/<study>/train/...           the trainer's folders behind the points (config.json, runs/, summary.json)
 
-    robustness:  points/<dataset>/<kind>/<model>/r<ratio:.2f>.json
-    fairness:    points/<dataset>/<model>.json
-    efficiency:  points/<dataset>/<model>.json
+    robustness:  points/<dataset>/<kind>/<model>/r<ratio:.2f>/seed<k>.json
+    fairness:    points/<dataset>/<model>/seed<k>.json
+    efficiency:  points/<dataset>/<model>/seed<k>.json      (each seed in its own subprocess)
 
-Point schema (``schema: "hypergvl.hnn-study.point"``, ``schema_version: 1``; JSON, NaN written as null):
+Point schema (``schema: "hypergvl.hnn-study.point"``, ``schema_version: 2``; JSON, NaN written as null). A reader
+groups the files of a cell (same study, model, dataset and, for robustness, ``perturbation.kind`` and ``ratio``)
+and aggregates over their seeds (:func:`models.study.common.aggregate`: mean and population std, ddof 0):
 
 ``schema``, ``schema_version``
-    the name and version above; a reader refuses another version.
+    the name and version above; a reader refuses versions other than 1 and 2.
 ``study``
     ``robustness`` | ``fairness`` | ``efficiency``.
 ``model``, ``dataset``, ``task``
     registry names; ``task`` is ``node``.
+``seed``
+    the run's seed (split, perturbation, initialisation, dropout); seeds of a cell are ``0..runs-1``.
 ``status``
     ``ok`` | ``oom`` | ``error``. Only ``ok`` points carry ``metrics`` and ``efficiency``; ``oom`` carries ``oom``
-    (a sentence) and ``memory_cap_gib``; ``error`` carries ``error`` (the exception, one line).
-``runs``, ``seeds``
-    number of runs and their seeds (run ``i`` has seed ``i``: split, perturbation, initialisation, dropout).
+    (a sentence) and ``memory_cap_gib``; ``error`` carries ``error`` (the exception, one line). A cell stops at
+    its first seed that is not ``ok``; the cell then takes that status.
 ``metrics``
-    ``{"test": {name: {"mean", "std", "values"}}, "val": {...}}`` in percent, std over runs with ddof 0; names
-    ``accuracy`` and, on fairness sets, ``delta_dp`` and ``delta_eo``. The model is the one the task selects
-    (``select``: the last epoch for node classification, as the reference).
+    ``{"test": {name: value}, "val": {...}}`` in percent; names ``accuracy`` and, on fairness sets, ``delta_dp``
+    and ``delta_eo``. The model is the one the task selects (``select``: the last epoch for node classification,
+    as the reference).
 ``efficiency``
-    ``train_time_to_best_val_s`` and ``epoch_time_s`` (``{"mean", "std", "values"}``, seconds of training steps,
-    evaluation excluded), ``time_to_best_val_with_eval_s``, ``best_val_epoch`` and ``epochs_run`` (per run),
-    ``peak_memory_mib`` (``{"mean", "std", "values"}``), ``memory_method``, ``time_method``, ``device``; efficiency
-    points add ``baseline_rss_mib`` (the subprocess's RSS after loading the data).
+    ``train_time_to_best_val_s`` and ``epoch_time_s`` (seconds of training steps, evaluation excluded),
+    ``time_to_best_val_with_eval_s``, ``best_val_epoch``, ``epochs_run``, ``peak_memory_mib``, ``memory_method``,
+    ``time_method``, ``device``; efficiency points add ``baseline_rss_mib`` (the subprocess's RSS after loading
+    the data).
 ``perturbation`` (robustness)
     ``kind``, ``ratio``, ``level`` (structure | feature | supervision), ``unit``, ``options`` (e.g. ``{"by":
-    "column"}``), ``perturb_self_loops``, and per run ``changed`` (units changed), ``train_nodes`` and
-    ``incidences`` (of the perturbed hypergraph, singletons included).
+    "column"}``), ``perturb_self_loops``, and ``changed`` (units changed), ``train_nodes`` and ``incidences`` (of
+    the perturbed hypergraph, singletons included).
 ``memory_cap_gib``, ``memory_cap_method``, ``scale`` (efficiency)
     the cap the subprocess ran under and how it was enforced; the size factor of synthetic hypergraphs.
 ``dataset_info``
@@ -58,6 +62,12 @@ Point schema (``schema: "hypergvl.hnn-study.point"``, ``schema_version: 1``; JSO
     (relative to ``DIR/<study>``).
 ``environment``, ``created``
     torch/python versions, threads, CUDA availability; the UTC time the point was written.
+
+Version 1 (still read, no longer written) kept one file per cell, ``points/<dataset>/<model>.json`` (robustness:
+``.../<model>/r<ratio:.2f>.json``), with ``runs`` and ``seeds`` instead of ``seed``, every metric and timing as
+``{"mean", "std", "values"}`` over the seeds and the per-seed perturbation fields as lists: the layout
+:func:`~models.study.common.aggregate` produces. A version-1 cell counts as finished when it has at least
+``--runs`` runs; version-2 seed files of the same cell take precedence over it.
 
 ``report`` writes ``report.json`` (``schema: "hypergvl.hnn-study.report"``, same version) with every number of
 its tables: the rounded cell as printed and the unrounded mean and std.

@@ -7,8 +7,9 @@ import json
 import math
 import os
 import platform
+from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -16,9 +17,13 @@ import torch
 from models.train import ConfigError, mean_std, write_json_atomic
 
 SCHEMA = "hypergvl.hnn-study.point"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions :func:`read_point` accepts: 2 (one file per seed) and 1 (one file per cell aggregating its seeds).
+READABLE_VERSIONS = (1, 2)
 STUDIES = ("robustness", "fairness", "efficiency")
 STATUSES = ("ok", "oom", "error")
+TIME_METHOD = ("training steps only (forward, backward, optimiser) summed over epochs 1..best_val_epoch; "
+               "evaluation excluded (time_to_best_val_with_eval_s includes it)")
 
 #: Published statistics of the two large node-classification sets (DHG-Bench Table A1) that are not in
 #: ../shared/data; the efficiency study replaces them by synthetic hypergraphs of this size (stated in every point).
@@ -36,8 +41,13 @@ def ratio_tag(ratio: float) -> str:
     return f"r{ratio:.2f}"
 
 
+def seed_tag(seed: int) -> str:
+    return f"seed{seed}"
+
+
 def point_path(out: Path, study: str, *parts: str) -> Path:
-    """``OUT/<study>/points/<part>/.../<last>.json`` (one file per study point)."""
+    """``OUT/<study>/points/<part>/.../<last>.json``: with ``seed_tag(k)`` last, the version-2 file of one seed;
+    without it, where version 1 kept a cell's aggregate (read, never written, by this version)."""
     return Path(out) / study / "points" / Path(*parts[:-1]) / f"{parts[-1]}.json"
 
 
@@ -94,8 +104,9 @@ def read_point(path: Path) -> Optional[dict[str, Any]]:
     doc = json.loads(path.read_text())
     if doc.get("schema") != SCHEMA:
         return None
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise ConfigError(f"{path}: schema version {doc.get('schema_version')}, this code reads {SCHEMA_VERSION}")
+    if doc.get("schema_version") not in READABLE_VERSIONS:
+        raise ConfigError(f"{path}: schema version {doc.get('schema_version')}, this code reads "
+                          f"{' and '.join(map(str, READABLE_VERSIONS))}")
     return doc
 
 
@@ -111,6 +122,121 @@ def iter_points(roots: Iterable[Path]) -> list[dict[str, Any]]:
             if doc is not None:
                 out.append({**doc, "_path": str(p)})
     return out
+
+
+def run_efficiency(record: dict[str, Any]) -> dict[str, Any]:
+    """Efficiency fields of one trainer run record (a version-2 point's ``efficiency``)."""
+    return {
+        "train_time_to_best_val_s": record["train_time_to_best_val_s"],
+        "epoch_time_s": record["epoch_time_s"]["mean"],
+        "best_val_epoch": record["best_val_epoch"],
+        "epochs_run": record["epochs_run"],
+        "time_to_best_val_with_eval_s": record["time_to_best_val_s"],
+        "peak_memory_mib": record["peak_memory_mib"],
+        "memory_method": record["memory_method"],
+        "time_method": TIME_METHOD,
+        "device": record["device"],
+    }
+
+
+def seed_point(study: str, model: str, dataset: str, summary: dict[str, Any], seed: int,
+               **fields: Any) -> dict[str, Any]:
+    """The version-2 ``ok`` point of run ``seed`` of a trainer summary (metrics and efficiency of that run)."""
+    record = next(r for r in summary["runs"] if r["seed"] == seed)
+    return make_point(study, model, dataset, "ok", seed=seed,
+                      metrics={part: dict(record["metrics"][part]) for part in ("test", "val")},
+                      efficiency=run_efficiency(record), select=summary["select"], config=summary["config"],
+                      **fields)
+
+
+def run_cell(out: Path, study: str, parts: Sequence[str], runs: int, train: Callable[[int], dict[str, Any]],
+             make_doc: Callable[[dict[str, Any], int], dict[str, Any]],
+             on_error: Callable[[Exception, int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The seed points ``0..runs-1`` of one cell (``parts``: its path under ``points/``), computing only the
+    missing ones (a seed whose point is absent or not ``ok``).
+
+    ``train(n)`` returns the trainer summary of runs ``0..n-1`` (it resumes: finished runs are read back, not
+    retrained); ``make_doc(summary, seed)`` builds seed ``seed``'s point (:func:`seed_point`). An exception in ``train``
+    becomes the seed's point ``on_error(exc, seed)`` and ends the cell (the later seeds would fail alike). A
+    version-1 cell point with ``status`` ok and at least ``runs`` runs stands for the whole cell.
+    """
+    legacy = read_point(point_path(out, study, *parts))
+    if legacy is not None and legacy["status"] == "ok" and legacy.get("runs", 0) >= runs:
+        return [legacy]
+    docs = []
+    for seed in range(runs):
+        path = point_path(out, study, *parts, seed_tag(seed))
+        doc = read_point(path)
+        if doc is None or doc["status"] != "ok":
+            try:
+                summary = train(seed + 1)
+            except ConfigError:
+                raise
+            except Exception as e:  # recorded; the study goes on with the next cell
+                doc = on_error(e, seed)
+                write_point(path, doc)
+                docs.append(doc)
+                break
+            doc = make_doc(summary, seed)
+            write_point(path, doc)
+        docs.append(doc)
+    return docs
+
+
+def setting_key(doc: dict[str, Any]) -> tuple:
+    """What distinguishes the cells of one (study, model, dataset): the perturbation kind and ratio (robustness)."""
+    pert = doc.get("perturbation") or {}
+    return (pert.get("kind"), None if pert.get("ratio") is None else float(pert["ratio"]))
+
+
+def aggregate(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One cell document per (study, model, dataset, setting), in the version-1 layout the report reads.
+
+    Version-2 seed points of a cell are merged (``runs``, ``seeds``, ``metrics`` and ``efficiency`` as
+    ``{"mean", "std", "values"}`` over the seeds in seed order, per-run ``perturbation`` lists); a version-1
+    point is already a cell and is used as it is unless version-2 seed points of the same cell exist. A cell
+    with a seed that is not ``ok`` takes that seed's status (and its ``oom``/``error`` fields).
+    """
+    v1, v2 = {}, defaultdict(list)
+    for p in points:
+        key = (p["study"], p["model"], p["dataset"], setting_key(p))
+        if p.get("schema_version", 1) == 1:
+            v1[key] = p
+        else:
+            v2[key].append(p)
+    cells = [p for k, p in v1.items() if k not in v2]
+    for key, seeds in v2.items():
+        seeds = sorted(seeds, key=lambda p: p["seed"])
+        first = seeds[0]
+        bad = next((p for p in seeds if p["status"] != "ok"), None)
+        cell = {k: v for k, v in first.items() if k not in ("seed", "metrics", "efficiency", "created", "_path")}
+        cell["_path"] = str(Path(first["_path"]).parent) if "_path" in first else None
+        cell["_points"] = [p.get("_path") for p in seeds]
+        if bad is not None:
+            cell.update({k: v for k, v in bad.items() if k not in ("seed", "metrics", "efficiency", "_path")})
+            cell["seeds"] = [p["seed"] for p in seeds]
+            cells.append(cell)
+            continue
+        cell["runs"], cell["seeds"] = len(seeds), [p["seed"] for p in seeds]
+        cell["metrics"] = {part: {name: stats([p["metrics"][part].get(name, math.nan) for p in seeds])
+                                  for name in sorted({n for p in seeds for n in p["metrics"][part]})}
+                           for part in ("test", "val")}
+        effs = [p["efficiency"] for p in seeds]
+        cell["efficiency"] = {
+            **{k: stats([e[k] for e in effs]) for k in ("train_time_to_best_val_s", "epoch_time_s",
+                                                         "time_to_best_val_with_eval_s", "peak_memory_mib")},
+            **{k: [e[k] for e in effs] for k in ("best_val_epoch", "epochs_run")},
+            **{k: effs[0][k] for k in ("memory_method", "time_method", "device")},
+            **({"baseline_rss_mib": float(np.mean([e["baseline_rss_mib"] for e in effs]))}
+               if all("baseline_rss_mib" in e for e in effs) else {}),
+        }
+        if "perturbation" in first:
+            cell["perturbation"] = {**first["perturbation"],
+                                    **{k: [p["perturbation"][k] for p in seeds]
+                                       for k in ("changed", "train_nodes", "incidences")}}
+        cell["created"] = max(p["created"] for p in seeds)
+        cells.append(cell)
+    return sorted(cells, key=lambda c: (c["study"], c["dataset"], str(setting_key(c)), c["model"]))
 
 
 def summary_metrics(summary: dict[str, Any], part: str = "test") -> dict[str, dict[str, Any]]:
@@ -130,8 +256,7 @@ def summary_timing(summary: dict[str, Any]) -> dict[str, Any]:
         "time_to_best_val_with_eval_s": stats([r["time_to_best_val_s"] for r in runs]),
         "peak_memory_mib": stats([r["peak_memory_mib"] for r in runs]),
         "memory_method": runs[0]["memory_method"],
-        "time_method": ("training steps only (forward, backward, optimiser) summed over epochs 1..best_val_epoch; "
-                        "evaluation excluded (time_to_best_val_with_eval_s includes it)"),
+        "time_method": TIME_METHOD,
         "device": runs[0]["device"],
     }
 

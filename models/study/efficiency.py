@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from models.train import ConfigError
 
-from .common import make_point, point_path, read_point, resolve_models, write_point
+from .common import make_point, point_path, read_point, resolve_models, seed_tag, write_point
 
 log = logging.getLogger("models.study")
 
@@ -53,26 +53,36 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
         runs: int = 1, overrides: Sequence[str] = (), raw_root: Optional[str] = None, memory_cap_gib: float = 8.0,
         scale: float = 1.0, threads: int = 1, timeout_s: Optional[float] = None,
         progress: bool = True) -> list[dict[str, Any]]:
-    """One subprocess per (dataset, model); finished points (ok or oom at the same cap) are skipped on rerun."""
+    """One fresh subprocess per (dataset, model, seed); finished seed points (ok, or oom at the same cap) are
+    skipped on rerun, and a cell stops at its first seed that runs out of memory or fails."""
     models = resolve_models(models)
     if memory_cap_gib <= 0:
         raise ConfigError(f"--memory-cap-gib must be > 0; got {memory_cap_gib}")
+
+    def finished(doc: Optional[dict[str, Any]]) -> bool:
+        return doc is not None and (doc["status"] == "ok" or (doc["status"] == "oom"
+                                                             and doc.get("memory_cap_gib") == memory_cap_gib))
+
     points = []
     bar = tqdm([(d, m) for d in datasets for m in models], desc="efficiency", disable=not progress,
                dynamic_ncols=True)
     for ds, model in bar:
         bar.set_postfix_str(f"{ds} {model}")
-        path = point_path(out, "efficiency", ds, model)
-        doc = read_point(path)
-        if doc is not None and (doc["status"] == "ok" or (doc["status"] == "oom"
-                                                          and doc.get("memory_cap_gib") == memory_cap_gib)):
-            points.append(doc)
+        legacy = read_point(point_path(out, "efficiency", ds, model))  # a version-1 cell
+        if finished(legacy) and (legacy["status"] == "oom" or legacy.get("runs", 0) >= runs):
+            points.append(legacy)
             continue
-        spec = {"model": model, "dataset": ds, "runs": runs, "overrides": list(overrides), "raw_root": raw_root,
-                "scale": scale, "threads": threads, "memory_cap_gib": memory_cap_gib,
-                "train_dir": str(Path(out) / "efficiency" / "train" / ds / model), "point": str(path)}
-        doc = _run_child(spec, timeout_s)
-        points.append(doc)
+        for seed in range(runs):
+            path = point_path(out, "efficiency", ds, model, seed_tag(seed))
+            doc = read_point(path)
+            if not finished(doc):
+                spec = {"model": model, "dataset": ds, "seed": seed, "overrides": list(overrides),
+                        "raw_root": raw_root, "scale": scale, "threads": threads, "memory_cap_gib": memory_cap_gib,
+                        "train_dir": str(Path(out) / "efficiency" / "train" / ds / model), "point": str(path)}
+                doc = _run_child(spec, timeout_s)
+            points.append(doc)
+            if doc["status"] != "ok":
+                break
     return points
 
 
@@ -102,7 +112,8 @@ def _run_child(spec: dict[str, Any], timeout_s: Optional[float]) -> dict[str, An
     killed = rc is not None and rc < 0 and -rc == 9
     status = "oom" if (_is_oom(err) or killed) else "error"
     tail = "\n".join(err.strip().splitlines()[-5:])
-    doc = make_point("efficiency", spec["model"], spec["dataset"], status, memory_cap_gib=spec["memory_cap_gib"],
+    doc = make_point("efficiency", spec["model"], spec["dataset"], status, seed=spec["seed"],
+                     memory_cap_gib=spec["memory_cap_gib"],
                      memory_cap_method=_cap_method(), returncode=rc,
                      error=tail if status == "error" else None,
                      oom=(f"out of memory under a cap of {spec['memory_cap_gib']} GiB" if status == "oom" else None),
@@ -127,12 +138,13 @@ def _rss_mib() -> float:
 
 
 def child(spec: dict[str, Any]) -> int:
-    """The subprocess: load the dataset, train, write the point (``status`` ok, or oom on an allocation failure)."""
+    """The subprocess: load the dataset, train run ``seed`` (earlier runs are read back from the trainer folder),
+    write its point (``status`` ok, or oom on an allocation failure)."""
     import torch
 
     from models.train import run_experiment
 
-    from .common import load_node_dataset, summary_metrics, summary_timing
+    from .common import load_node_dataset, seed_point
 
     torch.set_num_threads(int(spec["threads"]))
     if torch.cuda.is_available():
@@ -140,28 +152,25 @@ def child(spec: dict[str, Any]) -> int:
         torch.cuda.set_per_process_memory_fraction(min(1.0, spec["memory_cap_gib"] * 2**30 / total))
     base = {"memory_cap_gib": spec["memory_cap_gib"], "memory_cap_method": _cap_method(),
             "overrides": spec["overrides"], "scale": spec["scale"]}
-    model, ds = spec["model"], spec["dataset"]
+    model, ds, seed = spec["model"], spec["dataset"], int(spec["seed"])
     info = None
     try:
         data, info = load_node_dataset(ds, spec["raw_root"], scale=spec["scale"])
         baseline = _rss_mib()
-        summary = run_experiment(model, ds, "node", out=spec["train_dir"], runs=spec["runs"],
+        summary = run_experiment(model, ds, "node", out=spec["train_dir"], runs=seed + 1,
                                  overrides=spec["overrides"], data=data, resume=True, progress=False)
     except (MemoryError, RuntimeError) as e:
         if not (isinstance(e, MemoryError) or _is_oom(str(e))):
             raise
         write_point(Path(spec["point"]), make_point(
-            "efficiency", model, ds, "oom", oom=f"out of memory under a cap of {spec['memory_cap_gib']} GiB: "
-                                                f"{type(e).__name__}: {str(e)[:300]}",
+            "efficiency", model, ds, "oom", seed=seed,
+            oom=f"out of memory under a cap of {spec['memory_cap_gib']} GiB: {type(e).__name__}: {str(e)[:300]}",
             dataset_info=info, **base))
         return 0
-    eff = summary_timing(summary)
-    eff["baseline_rss_mib"] = baseline
-    write_point(Path(spec["point"]), make_point(
-        "efficiency", model, ds, "ok", runs=len(summary["runs"]), seeds=[r["seed"] for r in summary["runs"]],
-        metrics={"test": summary_metrics(summary, "test"), "val": summary_metrics(summary, "val")},
-        efficiency=eff, select=summary["select"], config=summary["config"], dataset_info=info,
-        train_dir="/".join(("train", ds, model)), **base))
+    doc = seed_point("efficiency", model, ds, summary, seed, dataset_info=info,
+                     train_dir="/".join(("train", ds, model)), **base)
+    doc["efficiency"]["baseline_rss_mib"] = baseline
+    write_point(Path(spec["point"]), doc)
     return 0
 
 

@@ -3,7 +3,7 @@
 Node classification on German, Bail and Credit with the standard protocol (50/25/25 split, final epoch, no fairness
 regulariser; the sensitive attribute stays in the node features as in the reference), reporting test accuracy, ΔDP
 and ΔEO from :func:`models.tasks.fairness.fairness_metrics`, mean and std over ``runs`` seeds. One point JSON per
-(dataset, model); a rerun skips finished points and continues unfinished runs.
+(dataset, model, seed); a rerun computes only the seeds without a finished point.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from tqdm import tqdm
 
 from models.train import ConfigError, run_experiment
 
-from .common import (load_node_dataset, make_point, point_path, read_point, resolve_models, summary_metrics,
-                     summary_timing, train_dir, write_point)
+from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 
 log = logging.getLogger("models.study")
 
@@ -26,18 +25,14 @@ FAIRNESS_DATASETS = ("german", "bail", "credit")
 
 def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] = FAIRNESS_DATASETS, runs: int = 5,
         overrides: Sequence[str] = (), raw_root: Optional[str] = None, progress: bool = True) -> list[dict[str, Any]]:
+    """Every (dataset, model) cell over seeds ``0..runs-1``; returns the seed points (finished ones are read)."""
     models = resolve_models(models)
     points = []
     bar = tqdm([(d, m) for d in datasets for m in models], desc="fairness", disable=not progress,
                dynamic_ncols=True)
     cache: dict[str, Any] = {}
-    for ds, model in bar:
-        bar.set_postfix_str(f"{ds} {model}")
-        path = point_path(out, "fairness", ds, model)
-        doc = read_point(path)
-        if doc is not None and doc["status"] == "ok" and doc["runs"] >= runs:
-            points.append(doc)
-            continue
+
+    def dataset(ds: str) -> tuple[Any, dict[str, Any]]:
         if ds not in cache:
             cache.clear()
             cache[ds] = load_node_dataset(ds, raw_root)
@@ -45,23 +40,23 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
         if data.sensitive is None or data.num_classes != 2:
             raise ConfigError(f"dataset {ds!r} has no binary sensitive attribute and binary labels; "
                               f"fairness datasets: {', '.join(FAIRNESS_DATASETS)}")
-        try:
-            summary = run_experiment(model, ds, "node", out=train_dir(out, "fairness", ds, model), runs=runs,
-                                     overrides=overrides, data=data, resume=True, progress=False)
-        except ConfigError:
-            raise
-        except Exception as e:
-            log.warning("fairness %s %s failed: %s", ds, model, e)
-            doc = make_point("fairness", model, ds, "error", error=f"{type(e).__name__}: {e}", dataset_info=info,
-                             overrides=list(overrides))
-            write_point(path, doc)
-            points.append(doc)
-            continue
-        doc = make_point("fairness", model, ds, "ok", runs=len(summary["runs"]),
-                         seeds=[r["seed"] for r in summary["runs"]],
-                         metrics={"test": summary_metrics(summary, "test"), "val": summary_metrics(summary, "val")},
-                         efficiency=summary_timing(summary), select=summary["select"], config=summary["config"],
-                         overrides=list(overrides), dataset_info=info, train_dir="/".join(("train", ds, model)))
-        write_point(path, doc)
-        points.append(doc)
+        return data, info
+
+    for ds, model in bar:
+        bar.set_postfix_str(f"{ds} {model}")
+
+        def train(n: int, ds: str = ds, model: str = model) -> dict[str, Any]:
+            return run_experiment(model, ds, "node", out=train_dir(out, "fairness", ds, model), runs=n,
+                                  overrides=overrides, data=dataset(ds)[0], resume=True, progress=False)
+
+        def make_doc(summary: dict[str, Any], seed: int, ds: str = ds, model: str = model) -> dict[str, Any]:
+            return seed_point("fairness", model, ds, summary, seed, overrides=list(overrides),
+                              dataset_info=dataset(ds)[1], train_dir="/".join(("train", ds, model)))
+
+        def on_error(e: Exception, seed: int, ds: str = ds, model: str = model) -> dict[str, Any]:
+            log.warning("fairness %s %s seed %d failed: %s", ds, model, seed, e)
+            return make_point("fairness", model, ds, "error", seed=seed, error=f"{type(e).__name__}: {e}",
+                              dataset_info=cache[ds][1] if ds in cache else None, overrides=list(overrides))
+
+        points += run_cell(out, "fairness", (ds, model), runs, train, make_doc, on_error)
     return points

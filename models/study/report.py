@@ -1,7 +1,7 @@
 """``python -m models.study report``: the paper's tables (Markdown) and figures (PNG) from result folders only.
 
 Nothing is trained here. Inputs are folders written by the studies (their ``points/**/*.json``, schema in
-:mod:`models.study`) and, for the effectiveness tables, any ``summary.json`` of :mod:`models.train` outside a
+:mod:`models.study`; the seed points of a cell are merged by :func:`models.study.common.aggregate`) and, for the effectiveness tables, any ``summary.json`` of :mod:`models.train` outside a
 study's ``train/`` folder (e.g. ``benchmarks/reproduce_dhgbench.py --out DIR``). Outputs in ``--out``:
 
 * ``robustness.md`` -- per dataset and kind, accuracy (mean±std over runs) per model and ratio, and the drop from
@@ -28,7 +28,7 @@ import numpy as np
 
 from models.train import ConfigError, write_json_atomic
 
-from .common import SCHEMA_VERSION, STUDIES, iter_points
+from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points
 from .paper import FAIRNESS_METRICS, paper_value, within
 
 LEVELS = ("structure", "feature", "supervision")
@@ -426,7 +426,8 @@ def effectiveness(summaries: list[dict], record: dict) -> str:
 def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
     """Write the report of the result folders ``inputs`` to ``out``; returns the files written."""
     inputs = [Path(i) for i in inputs]
-    points = iter_points(inputs)
+    files = iter_points(inputs)
+    points = aggregate(files)  # one cell per (study, model, dataset, setting), its seeds merged
     summaries = _summaries(inputs)
     if not points and not summaries:
         raise ConfigError(f"no study points or trainer summaries under {', '.join(map(str, inputs))}")
@@ -434,7 +435,7 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"schema": "hypergvl.hnn-study.report", "schema_version": SCHEMA_VERSION,
-                              "inputs": [str(i) for i in inputs], "points": len(points)}
+                              "inputs": [str(i) for i in inputs], "point_files": len(files), "cells": len(points)}
     sections = {
         "robustness": robustness([p for p in points if p["study"] == "robustness"], fig_dir, record),
         "fairness": fairness([p for p in points if p["study"] == "fairness"], fig_dir, record),
@@ -447,8 +448,8 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
             path = out / f"{name}.md"
             path.write_text(text + "\n")
             written[name] = path
-    index = ["# HNN studies report", "", f"Built by `python -m models.study report` from {len(points)} study points "
-             f"and {len(summaries)} trainer summaries; no training.", ""]
+    index = ["# HNN studies report", "", f"Built by `python -m models.study report` from {len(files)} study point "
+             f"files ({len(points)} cells) and {len(summaries)} trainer summaries; no training.", ""]
     index += [sections[k] + "\n" for k in sections if sections[k]]
     (out / "README.md").write_text("\n".join(index))
     written["README"] = out / "README.md"

@@ -5,7 +5,7 @@ seeds ``0..runs-1``: run ``i`` draws its split with seed ``i``, then its perturb
 copy of the clean data, and trains and tests on the result (poisoning: training and evaluation both see the
 perturbed structure and features; label kinds change training labels or the training set only). The node
 classification singletons are added after perturbing, unless ``perturb_self_loops`` (the reference's order).
-One point JSON per (dataset, kind, model, ratio); a rerun skips finished points.
+One point JSON per (dataset, kind, model, ratio, seed); a rerun computes only the seeds without a finished point.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from tqdm import tqdm
 from models import perturb as P
 from models.train import ConfigError, run_experiment
 
-from .common import (load_node_dataset, make_point, point_path, ratio_tag, read_point, resolve_models,
-                     summary_metrics, summary_timing, train_dir, write_point)
+from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 
 log = logging.getLogger("models.study")
 
@@ -59,48 +58,43 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
     todo = [(ds, s, r, m) for ds in datasets for s in specs for r in (ratios or s.grid) for m in models]
     points = []
     cache: dict[str, Any] = {}
-    bar = tqdm(todo, desc="robustness", disable=not progress, dynamic_ncols=True)
-    for ds, spec, ratio, model in bar:
-        bar.set_postfix_str(f"{ds} {spec.name} {ratio:g} {model}")
-        path = point_path(out, "robustness", ds, spec.name, model, ratio_tag(ratio))
-        doc = read_point(path)
-        if doc is not None and doc["status"] == "ok":
-            points.append(doc)
-            continue
+
+    def dataset(ds: str) -> tuple[Any, dict[str, Any]]:
         if ds not in cache:
             cache.clear()
             cache[ds] = load_node_dataset(ds, raw_root, add_self_loops=perturb_self_loops)
-        data, info = cache[ds]
+        return cache[ds]
+
+    bar = tqdm(todo, desc="robustness", disable=not progress, dynamic_ncols=True)
+    for ds, spec, ratio, model in bar:
+        bar.set_postfix_str(f"{ds} {spec.name} {ratio:g} {model}")
+        parts = (ds, spec.name, model, ratio_tag(ratio))
         options = {"by": mask_by} if spec.name == "feature_mask" else {}
+        setting = {"kind": spec.name, "ratio": ratio, "level": spec.level, "unit": spec.unit, "options": options,
+                   "perturb_self_loops": perturb_self_loops}
         hook = make_hook(spec.name, ratio, perturb_self_loops=perturb_self_loops, options=options)
-        try:
-            summary = run_experiment(model, ds, "node", out=train_dir(out, "robustness", ds, spec.name, model,
-                                                                      ratio_tag(ratio)),
-                                     runs=runs, overrides=overrides, data=data, resume=True, progress=False,
-                                     perturb=hook)
-        except ConfigError:
-            raise
-        except Exception as e:  # a model that fails on a perturbed input is recorded and the grid continues
-            log.warning("robustness %s %s %s %s failed: %s", ds, spec.name, ratio, model, e)
-            doc = make_point("robustness", model, ds, "error", error=f"{type(e).__name__}: {e}",
-                             perturbation={"kind": spec.name, "ratio": ratio, "level": spec.level,
-                                           "options": options, "perturb_self_loops": perturb_self_loops},
-                             dataset_info=info, overrides=list(overrides))
-            write_point(path, doc)
-            points.append(doc)
-            continue
-        per_run = [r["perturbation"] for r in summary["runs"]]
-        doc = make_point(
-            "robustness", model, ds, "ok", runs=len(summary["runs"]), seeds=[r["seed"] for r in summary["runs"]],
-            perturbation={"kind": spec.name, "ratio": ratio, "level": spec.level, "unit": spec.unit,
-                          "options": options, "perturb_self_loops": perturb_self_loops,
-                          "changed": [p["changed"] for p in per_run],
-                          "train_nodes": [p["train_nodes"] for p in per_run],
-                          "incidences": [p["incidences"] for p in per_run]},
-            metrics={"test": summary_metrics(summary, "test"), "val": summary_metrics(summary, "val")},
-            efficiency=summary_timing(summary), select=summary["select"], config=summary["config"],
-            overrides=list(overrides), dataset_info=info,
-            train_dir="/".join(("train", ds, spec.name, model, ratio_tag(ratio))))
-        write_point(path, doc)
-        points.append(doc)
+
+        def train(n: int, ds: str = ds, parts: tuple = parts, model: str = model, hook=hook) -> dict[str, Any]:
+            return run_experiment(model, ds, "node", out=train_dir(out, "robustness", *parts), runs=n,
+                                  overrides=overrides, data=dataset(ds)[0], resume=True, progress=False,
+                                  perturb=hook)
+
+        def make_doc(summary: dict[str, Any], seed: int, ds: str = ds, parts: tuple = parts, model: str = model,
+                     setting: dict = setting) -> dict[str, Any]:
+            info = next(r for r in summary["runs"] if r["seed"] == seed)["perturbation"]
+            return seed_point("robustness", model, ds, summary, seed,
+                              perturbation={**setting, **{k: info[k] for k in ("changed", "train_nodes",
+                                                                                 "incidences")}},
+                              overrides=list(overrides), dataset_info=dataset(ds)[1],
+                              train_dir="/".join(("train", *parts)))
+
+        def on_error(e: Exception, seed: int, ds: str = ds, model: str = model,
+                     setting: dict = setting) -> dict[str, Any]:  # a model failing on a perturbed input
+            log.warning("robustness %s %s %s %s seed %d failed: %s", ds, setting["kind"], setting["ratio"], model,
+                        seed, e)
+            return make_point("robustness", model, ds, "error", seed=seed, error=f"{type(e).__name__}: {e}",
+                              perturbation=setting, dataset_info=cache[ds][1] if ds in cache else None,
+                              overrides=list(overrides))
+
+        points += run_cell(out, "robustness", parts, runs, train, make_doc, on_error)
     return points

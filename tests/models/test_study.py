@@ -159,6 +159,90 @@ def test_robustness_is_resumable(tmp_path, monkeypatch):
         ROB.run(["NoSuchNet"], ["synthetic"], ["label_noise"], tmp_path)
 
 
+def test_a_killed_study_recomputes_only_the_missing_seeds(tmp_path, monkeypatch):
+    data = _synthetic()
+    monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))
+    real = ROB.run_experiment
+    trained = []
+
+    def killed_at_seed_2(*a, runs, **k):
+        if runs == 3:
+            raise KeyboardInterrupt  # the study is killed while training seed 2
+        trained.append(runs - 1)
+        return real(*a, runs=runs, **k)
+
+    monkeypatch.setattr(ROB, "run_experiment", killed_at_seed_2)
+    args = (["MLP"], ["synthetic"], ["label_noise"], tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        ROB.run(*args, ratios=[0.1], runs=3, overrides=QUICK, progress=False)
+    cell = tmp_path / "robustness" / "points" / "synthetic" / "label_noise" / "MLP" / "r0.10"
+    runs_dir = tmp_path / "robustness" / "train" / "synthetic" / "label_noise" / "MLP" / "r0.10" / "runs"
+    assert sorted(f.name for f in cell.iterdir()) == ["seed0.json", "seed1.json"] and trained == [0, 1]
+
+    def files():
+        return {f.name: f.stat().st_mtime_ns for d in (cell, runs_dir) for f in d.iterdir()}
+
+    before = files()
+
+    def spy(*a, runs, **k):
+        summary = real(*a, runs=runs, **k)
+        trained.append(runs - 1)
+        return summary
+
+    monkeypatch.setattr(ROB, "run_experiment", spy)
+    trained.clear()
+    docs = ROB.run(*args, ratios=[0.1], runs=3, overrides=QUICK, progress=False)
+    after = files()
+    assert [d["seed"] for d in docs] == [0, 1, 2] and trained == [2]
+    assert {n: after[n] for n in before} == before  # seeds 0 and 1: neither retrained nor rewritten
+    assert {"seed2.json", "run_2.json"} <= set(after)
+
+    # a seed lost entirely (point and trainer record): only it is recomputed, and it comes out the same
+    seed1 = json.loads((cell / "seed1.json").read_text())
+    (cell / "seed1.json").unlink()
+    (runs_dir / "run_1.json").unlink()
+    before = files()
+    trained.clear()
+    docs = ROB.run(*args, ratios=[0.1], runs=3, overrides=QUICK, progress=False)
+    after = files()
+    assert trained == [1] and {n: after[n] for n in before} == before
+    assert docs[1]["metrics"] == seed1["metrics"] and docs[1]["perturbation"] == seed1["perturbation"]
+
+
+def test_aggregate_merges_seed_points_and_reads_version_1():
+    rng = np.random.default_rng(0)
+    acc = rng.uniform(50, 90, 4)
+    pert = {"kind": "label_noise", "ratio": 0.1, "level": "supervision"}
+    seeds = [C.make_point("robustness", "MLP", "d", "ok", seed=s, metrics={"test": {"accuracy": a}, "val": {}},
+                          efficiency={"train_time_to_best_val_s": s + 1.0, "epoch_time_s": 0.1, "best_val_epoch": s,
+                                      "epochs_run": 9, "time_to_best_val_with_eval_s": s + 2.0,
+                                      "peak_memory_mib": 100.0 + s, "memory_method": "m", "time_method": "t",
+                                      "device": "cpu"},
+                          perturbation={**pert, "changed": 10 + s, "train_nodes": 40, "incidences": 99})
+             for s, a in zip((3, 0, 2, 1), acc)]  # out of order on purpose
+    v1_same = {**C.make_point("robustness", "MLP", "d", "ok", runs=1, seeds=[0], perturbation=pert,
+                              metrics={"test": {"accuracy": C.stats([1.0])}, "val": {}}), "schema_version": 1}
+    v1_other = {**C.make_point("fairness", "MLP", "german", "ok", runs=5, seeds=list(range(5)),
+                               metrics={"test": {"accuracy": C.stats([70.0] * 5)}, "val": {}}), "schema_version": 1}
+    cells = C.aggregate(seeds + [v1_same, v1_other])
+    assert len(cells) == 2  # the version-1 point of the robustness cell gives way to its seed points
+    fair, rob = cells
+    assert fair is v1_other
+    order = np.array([1, 3, 2, 0])  # acc of seeds 0, 1, 2, 3
+    got = rob["metrics"]["test"]["accuracy"]
+    assert got["values"] == pytest.approx(acc[order].tolist())
+    assert got["mean"] == pytest.approx(acc.mean()) and got["std"] == pytest.approx(acc.std(ddof=0))
+    assert rob["runs"] == 4 and rob["seeds"] == [0, 1, 2, 3]
+    assert rob["perturbation"]["changed"] == [10, 11, 12, 13]
+    assert rob["efficiency"]["best_val_epoch"] == [0, 1, 2, 3]
+    assert rob["efficiency"]["peak_memory_mib"]["mean"] == pytest.approx(101.5)
+    # a seed that ran out of memory makes the cell an OOM cell
+    oom = C.make_point("robustness", "MLP", "d", "oom", seed=4, oom="out of memory", memory_cap_gib=1.0,
+                       perturbation=pert)
+    (cell,) = C.aggregate(seeds + [oom])
+    assert cell["status"] == "oom" and cell["memory_cap_gib"] == 1.0
+
+
 # ------------------------------------------------------------------------------------------------ efficiency
 
 def test_time_to_best_val_is_the_sum_of_epoch_times(tmp_path):
@@ -193,8 +277,8 @@ def test_oversized_run_is_recorded_as_oom_and_the_study_continues(tmp_path):
     assert [p["status"] for p in points] == ["oom", "ok"]
     assert points[0]["memory_cap_gib"] == cap and f"{cap} GiB" in points[0]["oom"]
     assert points[1]["dataset_info"]["synthetic"] is True
-    on_disk = C.read_point(C.point_path(tmp_path, "efficiency", "synthetic-yelp", "MLP"))
-    assert on_disk["status"] == "oom"
+    on_disk = C.read_point(C.point_path(tmp_path, "efficiency", "synthetic-yelp", "MLP", C.seed_tag(0)))
+    assert on_disk["status"] == "oom" and on_disk["seed"] == 0
     # rerun at the same cap: the OOM point is kept, not retried
     again = EFF.run(["MLP"], tmp_path, datasets=["synthetic-yelp"], memory_cap_gib=cap, progress=False)
     assert again[0]["created"] == points[0]["created"]
@@ -221,6 +305,8 @@ def test_points_are_versioned(tmp_path):
     C.write_point(path, {**doc, "schema_version": C.SCHEMA_VERSION + 1})
     with pytest.raises(ConfigError, match="schema version"):
         C.read_point(path)
+    C.write_point(path, {**doc, "schema_version": 1})  # the per-cell layout of version 1 is still read
+    assert C.read_point(path)["schema_version"] == 1
 
 
 # ------------------------------------------------------------------------------------------------ end to end
@@ -257,43 +343,41 @@ def test_end_to_end_three_studies_and_report(tmp_path):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # robustness: every cell of the grid tables equals its point file
-    points = sorted((out / "robustness" / "points").glob("cora/*/*/*.json"))
-    assert len(points) == 8
+    points = sorted((out / "robustness" / "points").glob("cora/*/*/*/*.json"))
+    assert len(points) == 8 and all(p.name == "seed0.json" for p in points)  # one file per seed
     text = (rep / "robustness.md").read_text()
     for p in points:
         doc = json.loads(p.read_text())
-        kind, model, ratio = p.parts[-3], p.parts[-2], float(p.stem[1:])
+        assert doc["schema_version"] == 2 and doc["seed"] == 0
+        kind, model, ratio = p.parts[-4], p.parts[-3], float(p.parts[-2][1:])
         section = text.split(f"### cora: {kind} ")[1].split("###")[0]
         header, *rows = [r for r in _md_cells_text(section)]
         col = header.index(f"{ratio:g}")
         row = next(r for r in rows if r[0] == model)
-        acc = doc["metrics"]["test"]["accuracy"]
-        assert row[col] == _cell(acc["mean"], acc["std"])
-        changed = doc["perturbation"]["changed"][0]
+        assert row[col] == _cell(doc["metrics"]["test"]["accuracy"], 0.0)  # one run: std 0
+        changed = doc["perturbation"]["changed"]
         assert (changed == 0) if ratio == 0 else (changed > 0)
 
     # fairness: Table A8 layout equals the points
     rows = _md_cells(rep / "fairness.md")
     header = rows[0]
     for model in ("HGNN", "MLP"):
-        doc = json.loads((out / "fairness" / "points" / "german" / f"{model}.json").read_text())
+        doc = json.loads((out / "fairness" / "points" / "german" / model / "seed0.json").read_text())
         row = next(r for r in rows if r[0] == model and len(r) == len(header))
         for metric, label in (("accuracy", "Acc"), ("delta_dp", "ΔDP"), ("delta_eo", "ΔEO")):
-            v = doc["metrics"]["test"][metric]
-            assert row[header.index(f"german {label}")] == _cell(v["mean"], v["std"])
+            assert row[header.index(f"german {label}")] == _cell(doc["metrics"]["test"][metric], 0.0)
 
     # efficiency: accuracy and times equal the points; time to best = sum of the epoch times of the train runs
     rows = _md_cells(rep / "efficiency.md")
     for model in ("HGNN", "MLP"):
-        doc = json.loads((out / "efficiency" / "points" / "cora" / f"{model}.json").read_text())
+        doc = json.loads((out / "efficiency" / "points" / "cora" / model / "seed0.json").read_text())
         assert doc["status"] == "ok"
         row = next(r for r in rows if r[0] == model)
         e = doc["efficiency"]
-        assert row[1] == _cell(doc["metrics"]["test"]["accuracy"]["mean"], doc["metrics"]["test"]["accuracy"]["std"])
-        assert row[2] == f"{e['train_time_to_best_val_s']['mean']:.2f}"
+        assert row[1] == _cell(doc["metrics"]["test"]["accuracy"], 0.0)
+        assert row[2] == f"{e['train_time_to_best_val_s']:.2f}"
         run = json.loads((out / "efficiency" / doc["train_dir"] / "runs" / "run_0.json").read_text())
-        assert e["train_time_to_best_val_s"]["values"][0] == pytest.approx(
-            sum(run["epoch_times_s"][:run["best_val_epoch"]]))
+        assert e["train_time_to_best_val_s"] == pytest.approx(sum(run["epoch_times_s"][:run["best_val_epoch"]]))
 
     # the report's JSON carries the same numbers
     record = json.loads((rep / "report.json").read_text())

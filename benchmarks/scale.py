@@ -1,0 +1,189 @@
+"""One training epoch of every registered ``models.nn`` model at Yelp and Trivago scale, each model in its own
+subprocess under a memory cap, printing epoch time and peak memory (or OOM with the cap).
+
+Issue 12, Performance: "one training epoch (forward and backward) of every model at Yelp scale (50,758 nodes,
+679,302 hyperedges plus self-loops, mean order 6.66, 1,862 features, 9 classes ...) and at Trivago scale
+(172,738 nodes, 233,202 hyperedges, mean order 3.12, 300 features, 160 classes), each model in its own
+subprocess under a 22 GiB memory cap". DHG-Bench (section 4.2, Figure 1, Table 1) reports 8 of its 17 HNNs out
+of memory on Yelp with a 24 GB GPU.
+
+The data are **synthetic**: Yelp and Trivago are not in ../shared/data, so the structure is a random hypergraph
+with their published statistics (DHG-Bench Table A1; hyperedge sizes 2 + Poisson(mean order - 2), members
+uniform, a singleton hyperedge added for every node as in node classification), features standard normal. Only
+time and memory mean anything; accuracy does not.
+
+Nothing is re-implemented here: the generator is ``models.study.common.synthetic_hypergraph`` (through
+``load_node_dataset``) and the subprocess-under-cap runner is ``models.study.efficiency.run`` (``RLIMIT_AS`` of
+the child; an allocation failure or a kill for memory is recorded as ``oom`` with the cap and the study goes
+on). Each (model, scale) is one JSON point under ``--out``; a finished point (ok, or oom at the same cap) is
+skipped on rerun. The child trains with the model's ``node.default`` config (``models/configs/<Model>.yaml``)
+and ``epochs=1``: the time is that first training epoch (zero_grad, forward, loss, backward, step; any
+structure cache a model builds lazily in its first forward is included), the memory the peak resident set size
+(VmHWM) of the child during training and the final evaluation, which includes the interpreter, torch and the
+data (``base`` is the RSS right after loading).
+
+    .venv/bin/python benchmarks/scale.py --out out/scale                       # both scales, 22 GiB cap
+    .venv/bin/python benchmarks/scale.py --datasets trivago --models HGNN MLP --memory-cap-gib 12 \\
+        --lock /path/to/bigmem.lock --table benchmarks/results/scale.md --out out/scale
+    .venv/bin/python benchmarks/scale.py --scale 0.001 --out /tmp/scale-smoke  # a tiny smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import fcntl
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+DATASETS = {"trivago": "synthetic-trivago", "yelp": "synthetic-yelp"}  # cheaper first
+
+#: Peak-memory formulas for models that cannot fit (bytes; N nodes, M hyperedges incl. self-loops, P incidences,
+#: F features, h hidden width). Filled from the measured runs: a model that runs out under the cap at full scale
+#: is listed with the term that rules it out.
+OOM_FORMULAS: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def _locked(path: Path | None):
+    """Hold an exclusive ``flock`` on ``path`` (a lock shared with other memory-heavy jobs) while one model runs."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run(models: list[str], datasets: list[str], out: Path, *, memory_cap_gib: float, scale: float, threads: int,
+        timeout_s: float | None, lock: Path | None = None, table: Path | None = None, overrides: tuple = (),
+        progress: bool = True) -> list[dict]:
+    """Every (dataset, model) point, dataset by dataset, one subprocess at a time; ``table`` is rewritten after
+    each point so a long study can be committed as it goes."""
+    from tqdm import tqdm
+
+    from models.study.efficiency import run as run_points
+
+    points = []
+    bar = tqdm([(d, m) for d in datasets for m in models], desc="scale", unit="model", disable=not progress,
+               dynamic_ncols=True)
+    for ds, model in bar:
+        bar.set_postfix_str(f"{ds} {model}")
+        with _locked(lock):  # run_points skips a finished point (ok, or oom at the same cap) without a child
+            doc = run_points([model], out, datasets=[DATASETS[ds]], runs=1, overrides=["epochs=1", *overrides],
+                             memory_cap_gib=memory_cap_gib, scale=scale, threads=threads, timeout_s=timeout_s,
+                             progress=False)[-1]
+        points.append(doc)
+        if table is not None:
+            write_table(points, table, memory_cap_gib=memory_cap_gib, scale=scale, threads=threads)
+    return points
+
+
+def _mean(value) -> float:
+    """A point's figure: a float, or the mean of a ``{"mean", ...}`` summary."""
+    return float(value["mean"]) if isinstance(value, dict) else float(value)
+
+
+def _cell(doc: dict | None) -> tuple[str, str]:
+    if doc is None:
+        return "", ""
+    if doc["status"] == "ok":
+        eff = doc["efficiency"]
+        return f"{_mean(eff['epoch_time_s']):.2f}", f"{_mean(eff['peak_memory_mib']) / 1024:.2f}"
+    if doc["status"] == "oom":
+        return f"OOM (cap {doc['memory_cap_gib']:g} GiB)", ""
+    return "error", ""
+
+
+def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: int) -> str:
+    """A Markdown table: one row per model, epoch seconds and peak RSS GiB per scale, notes for OOM and errors."""
+    by = {(p["dataset"], p["model"]): p for p in points if p is not None}
+    models = sorted({m for _, m in by})
+    names = [d for d in DATASETS if any(k[0] == DATASETS[d] for k in by)]
+    sizes = {d: next((p["dataset_info"] for (ds, _), p in by.items() if ds == DATASETS[d] and p.get("dataset_info")),
+                     None) for d in names}
+    lines = [f"Synthetic hypergraphs with the published statistics (not the real sets), scale {scale:g}; memory "
+             f"cap {memory_cap_gib:g} GiB (RLIMIT_AS) per model subprocess, {threads} torch thread(s); one "
+             "training epoch (the first, lazily built structure caches included); peak RSS of the subprocess "
+             "(interpreter, torch and data included). Written "
+             f"{dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}.", ""]
+    for d in names:
+        s = sizes[d]
+        if s:
+            lines.append(f"- {d}: {s['nodes']:,} nodes, {s['hyperedges']:,} hyperedges (self-loops included), "
+                         f"{s['incidences']:,} incidences, mean order {s['mean_order']:.2f}, {s['features']:,} "
+                         f"features, {s['classes']} classes")
+    lines.append("")
+    head = "| model | " + " | ".join(f"{d} s/epoch | {d} peak GiB" for d in names) + " | notes |"
+    lines += [head, "|" + " --- |" * (1 + 2 * len(names) + 1)]
+    for m in models:
+        cells, notes = [], []
+        for d in names:
+            doc = by.get((DATASETS[d], m))
+            cells += _cell(doc)
+            if doc is not None and doc["status"] == "oom":
+                notes.append(f"{d}: {OOM_FORMULAS.get(m, 'out of memory; no formula recorded')}")
+            elif doc is not None and doc["status"] == "error":
+                notes.append(f"{d}: {(doc.get('error') or '').splitlines()[-1][:160] if doc.get('error') else ''}")
+        lines.append(f"| {m} | " + " | ".join(cells) + f" | {'; '.join(notes)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(points: list[dict], path: Path, **kw) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render(points, **kw))
+    os.replace(tmp, path)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--out", type=Path, required=True, help="result folder (one JSON per model and scale; resumable)")
+    p.add_argument("--datasets", nargs="+", choices=list(DATASETS), default=list(DATASETS),
+                   help="which scales, in this order (default: trivago then yelp)")
+    p.add_argument("--models", nargs="+", default=None, help="registered names (default: all)")
+    p.add_argument("--memory-cap-gib", type=float, default=22.0, help="address-space cap per model (default 22)")
+    p.add_argument("--scale", type=float, default=1.0, help="size factor of the synthetic hypergraphs, (0, 1]")
+    p.add_argument("--threads", type=int, default=1, help="torch threads in each subprocess (default 1)")
+    p.add_argument("--timeout-s", type=float, default=3600.0, help="give up on one model after this long")
+    p.add_argument("--lock", type=Path, default=None,
+                   help="flock this file around each model's subprocess (one memory-heavy job at a time)")
+    p.add_argument("--table", type=Path, default=None, help="rewrite this Markdown table after every point")
+    p.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="config overrides for every model, as models.train --set (epochs is always 1)")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    if args.memory_cap_gib <= 0:
+        p.error("--memory-cap-gib must be > 0")
+    if not 0 < args.scale <= 1:
+        p.error("--scale must be in (0, 1]")
+    if args.threads < 1:
+        p.error("--threads must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from models.nn import MODELS
+
+    names = args.models or sorted(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"error: unknown model(s) {', '.join(unknown)}; valid: {', '.join(sorted(MODELS))}", file=sys.stderr)
+        return 2
+    out = args.out / f"scale-{args.scale:g}"  # points of different scales never mix
+    points = run(names, args.datasets, out, memory_cap_gib=args.memory_cap_gib, scale=args.scale,
+                 threads=args.threads, timeout_s=args.timeout_s, lock=args.lock, table=args.table,
+                 overrides=tuple(args.overrides), progress=not args.no_progress)
+    print(render(points, memory_cap_gib=args.memory_cap_gib, scale=args.scale, threads=args.threads), end="")
+    return 0 if all(p is not None and p["status"] != "error" for p in points) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -133,3 +133,64 @@ def rate_count(make):
 CONTRACT = [entries_round_trip, duplicate_entries_refused, request_life, failure_shown_and_resubmittable,
             expired_claim_returns_to_pending, late_result_accepted_when_not_reclaimed, racing_workers_one_wins,
             rate_count]
+
+
+def request_refused_when_an_uploaded_entry_exists(make):
+    s = make()
+    s.add_entry(entry(model="hf:org/m", upload="u9"))
+    with pytest.raises(DuplicateError, match="already"):
+        s.add_request(request(model="hf:org/m"))
+    assert make().requests() == []
+
+
+def failed_request_is_not_claimed_again(make):
+    s = make()
+    s.add_request(request())
+    r = s.claim("w1", 60)
+    assert s.fail(r.id, "w1", "boom")
+    assert s.claim("w2", 60) is None
+    assert not s.renew(r.id, "w1", 60)
+
+
+def oldest_first(make):
+    s = make()
+    for k in (2, 0, 1):
+        s.add_request(request(model=f"hf:org/m{k}", created=1000.0 + k))
+        s.add_entry(entry(model=f"org/e{k}", upload=f"u{k}", created=1000.0 + k))
+    assert [e.model for e in make().entries()] == ["org/e0", "org/e1", "org/e2"]
+    assert [r.model for r in make().requests()] == ["hf:org/m0", "hf:org/m1", "hf:org/m2"]
+    assert [s.claim(f"w{k}", 60).model for k in range(3)] == ["hf:org/m0", "hf:org/m1", "hf:org/m2"]
+    assert s.claim("w9", 60) is None
+
+
+def finish_with_a_duplicate_entry_writes_nothing(make):
+    """The same model uploaded while its request ran: finish refuses, nothing is stored, the worker can fail it."""
+    s = make()
+    s.add_request(request())
+    r = s.claim("w1", 60)
+    s.add_entry(entry(model="hf:org/m", upload="u7"))
+    e = entry(model="hf:org/m", upload=None)
+    e.origin = "request"
+    with pytest.raises(DuplicateError):
+        s.finish(r.id, "w1", e)
+    assert [x.upload_sha256 for x in make().entries()] == ["u7"]
+    assert make().requests()[0].status == RUNNING
+    assert s.fail(r.id, "w1", "already on the leaderboard")
+
+
+def version_changes_on_every_write(make):
+    s = make()
+    seen = [s.version()]
+    s.add_request(request())
+    seen.append(s.version())
+    r = s.claim("w1", 60)
+    seen.append(s.version())
+    assert s.renew(r.id, "w1", 60)
+    seen.append(s.version())
+    assert s.finish(r.id, "w1", entry(upload=None))
+    seen.append(s.version())
+    assert len(set(seen)) == 5, seen
+
+
+CONTRACT += [request_refused_when_an_uploaded_entry_exists, failed_request_is_not_claimed_again, oldest_first,
+             finish_with_a_duplicate_entry_writes_nothing, version_changes_on_every_write]

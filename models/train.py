@@ -398,6 +398,7 @@ def _find_checkpoint(ckpt: Path) -> Optional[Path]:
 def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: TrainerConfig, seed: int,
                   ckpt: Optional[Path], desc: str = "", progress: bool = True) -> dict[str, Any]:
     """Train ``module`` on ``task`` for one seed; returns the run's record (metrics in percent, timings)."""
+    task.prepare(module)  # structure-sized parameters exist before the optimiser collects them (Task.prepare)
     optimizer = torch.optim.Adam(module.parameters(), lr=trainer.lr, weight_decay=trainer.weight_decay)
     wrapped, optimizer = accelerator.prepare(module, optimizer)
     model = accelerator.unwrap_model(wrapped)

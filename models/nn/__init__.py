@@ -11,5 +11,6 @@ from . import (allset, cegat, cegcn, edhnn, hcha, hgnn, hnhn, hypergcn, mlp, tfh
                unignn)  # importing the model modules fills MODELS
 from . import dphgnn, ehnn, thypergnn  # noqa: F401
 from . import hjrl, hypernd, legcn, phenomnn, sheafhypergnn  # noqa: F401
+from . import hypergt  # noqa: F401
 
 __all__ = ["MODELS", "register_model", "build_model", "model_defaults", "UnknownModelError"]

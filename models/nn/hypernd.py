@@ -6,8 +6,8 @@ import math
 import torch
 from torch import Tensor
 
-from ._common import (HypergraphModel, Incidence, SparseOperator, _inv, check_choice, check_common, check_float,
-                      check_int, dense)
+from ._common import (HypergraphModel, Incidence, SparseOperator, _inv, check_bool, check_choice, check_common,
+                      check_float, check_int, dense)
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
 
@@ -95,9 +95,13 @@ class HyperND(HypergraphModel):
     on negative entries the odd extension :math:`\mathrm{sign}(z)|z|^p`, where the reference gives NaN) and
     :math:`\varphi(\mathbf{Z}) = 2\lVert\sigma(\mathbf{H}^\top\rho(\mathbf{D}_v^{-1/2}\mathbf{Z}))\rVert_F`.
     The limit has no parameters: it is computed once per ``(x, hyperedge_index)`` and cached
-    (:func:`hypernd_diffusion`, sparse products only). The paper diffuses features concatenated with the one-hot
-    training labels; a model here sees no labels, so this diffuses the features only, as DHG-Bench's code does
-    (its label lines are commented out). ``aggregate="mean"`` is the reference's mean aggregation, which divides
+    (:func:`hypernd_diffusion`, sparse products only). In node classification the paper "spreads both features
+    and labels" (abstract; section 4): the diffused matrix is :math:`[\mathbf{X}, \mathbf{Y}]` with
+    :math:`\mathbf{Y}` the one-hot labels of the training nodes (zero rows elsewhere), which the trainer hands
+    over through :meth:`prepare` (``label_diffusion=True``, the default; the decoder then reads
+    :math:`F_{in} + C` columns). Tasks without node labels diffuse the features only, as does
+    ``label_diffusion=False``, DHG-Bench's code (its label lines, which would one-hot *all* labels, are commented
+    out). ``aggregate="mean"`` is the reference's mean aggregation, which divides
     by :math:`|e|^2` and by :math:`d_v` (its default config). DHG-Bench on Cora: :math:`p = 2`,
     :math:`\alpha = 0.5`, tol 1e-5, 100 steps, sum aggregation, a 2-layer MLP of width 128 with LayerNorm.
 
@@ -119,6 +123,8 @@ class HyperND(HypergraphModel):
         aggregate (str): ``"sum"`` (the power mean above) or ``"mean"`` (DHG-Bench's doubly normalised
             variant). (default: :obj:`"sum"`)
         normalization (str): ``"ln"``, ``"bn"`` or ``"none"`` inside the MLP. (default: :obj:`"ln"`)
+        label_diffusion (bool): Diffuse the training labels :meth:`prepare` receives with the features.
+            (default: :obj:`True`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse; the diffused features
@@ -131,7 +137,8 @@ class HyperND(HypergraphModel):
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
                  dropout: float = 0.5, *, p: float = 2.0, alpha: float = 0.5, steps: int = 100,
-                 tol: float = 1e-4, aggregate: str = "sum", normalization: str = "ln") -> None:
+                 tol: float = 1e-4, aggregate: str = "sum", normalization: str = "ln",
+                 label_diffusion: bool = True) -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         self.p = check_float("p", p, 0.0)
@@ -142,19 +149,51 @@ class HyperND(HypergraphModel):
         self.tol = check_float("tol", tol, 0.0)
         self.aggregate = check_choice("aggregate", aggregate, AGGREGATES)
         check_choice("normalization", normalization, NORMALIZATIONS)
+        self.label_diffusion = check_bool("label_diffusion", label_diffusion)
+        self._decoder_args = (hidden_channels, out_channels, num_layers, dropout, normalization)
+        self.in_channels = in_channels
         self.decoder = MLP(in_channels, hidden_channels, out_channels, num_layers, dropout,
                            normalization=normalization)
+        self.register_buffer("known_labels", None, persistent=False)  # [N, C] one-hot training labels
 
     def reset_parameters(self) -> None:
         self.decoder.reset_parameters()
+
+    def prepare(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None,
+                labels: Tensor | None = None, num_classes: int | None = None, **task_info) -> None:
+        """Receive the training labels (``labels[v]`` the class of a training node, -1 elsewhere; the node task's
+        ``Task.prepare`` hook, before the optimiser is built): with ``label_diffusion`` they are diffused with
+        the features and the decoder is rebuilt for :math:`F_{in} + C` inputs. Without labels, nothing changes."""
+        if not self.label_diffusion or labels is None:
+            return
+        labels = torch.as_tensor(labels).long().view(-1)
+        if labels.numel() != x.size(0):
+            raise ValueError(f"labels must have one entry per node ({x.size(0)}), got {labels.numel()}")
+        c = int(num_classes) if num_classes is not None else int(labels.max()) + 1
+        if int(labels.max()) >= c:
+            raise ValueError(f"labels must lie in [-1, {c}), got {int(labels.max())}")
+        like = next(self.decoder.parameters())
+        known = torch.zeros(labels.numel(), c, dtype=like.dtype, device=like.device)
+        seen = labels >= 0
+        known[seen.nonzero().view(-1).to(like.device), labels[seen].to(like.device)] = 1.0
+        if self.known_labels is None or self.known_labels.size(1) != c:
+            hidden, out, layers, dropout, norm = self._decoder_args
+            self.decoder = MLP(self.in_channels + c, hidden, out, layers, dropout, normalization=norm).to(like)
+        self.known_labels = known
+        self._cache.clear()
 
     def diffuse(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         """The diffusion limit :math:`\\mathbf{F}^{(\\infty)}` of ``x`` (cached unless ``x`` requires grad)."""
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
 
         def build() -> Tensor:
-            return hypernd_diffusion(inc, dense(self.features(x)).to(inc.dtype), self.p, self.alpha, self.steps,
-                                     self.tol, self.aggregate)[0]
+            u = dense(self.features(x)).to(inc.dtype)
+            if self.known_labels is not None:
+                if self.known_labels.size(0) != u.size(0):
+                    raise ValueError(f"HyperND was prepared with the labels of {self.known_labels.size(0)} nodes, "
+                                     f"got {u.size(0)} nodes")
+                u = torch.cat([u, self.known_labels.to(u)], dim=1)
+            return hypernd_diffusion(inc, u, self.p, self.alpha, self.steps, self.tol, self.aggregate)[0]
         if x.requires_grad:
             return build()
         key = ("hypernd", inc.num_nodes, inc.num_edges, inc.dtype, self.p, self.alpha, self.steps, self.tol,

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-__all__ = ["Task", "TaskModule"]
+__all__ = ["Task", "TaskModule", "add_extra_loss"]
 
 
 class TaskModule(nn.Module):
@@ -27,9 +27,13 @@ class TaskModule(nn.Module):
 class Task(abc.ABC):
     """One benchmark task on one dataset for one seed: split, encoder inputs, head, loss and metrics.
 
-    The training loop only calls :meth:`build_head`, :meth:`train_batches`, :meth:`loss` and
+    The training loop only calls :meth:`prepare`, :meth:`build_head`, :meth:`train_batches`, :meth:`loss` and
     :meth:`evaluate`; ``metric`` names the reported test metric and the validation metric used for model
     selection; ``default_select`` is the reference's choice (``last`` epoch or ``best_val``).
+
+    Two optional encoder hooks, named by no model: ``encoder.prepare(**task.structure())`` runs before the
+    optimiser is built (:meth:`prepare`: parameters whose shape depends on the structure exist when the optimiser
+    collects them), and ``encoder.extra_loss()`` is added to every training step's loss (:func:`add_extra_loss`).
     """
 
     name: ClassVar[str]
@@ -48,6 +52,20 @@ class Task(abc.ABC):
         self.hidden = hidden  # the encoder's hidden width (the default width of its output for embedding tasks)
         self.device = torch.device(device)
 
+    def structure(self) -> dict[str, Any] | None:
+        """The one structure the encoder is trained and evaluated on, as keyword arguments of
+        ``encoder.prepare``: ``x``, ``hyperedge_index``, ``num_hyperedges`` (plus what else the task may show the
+        encoder), or ``None`` when the batches carry different structures."""
+        return None
+
+    def prepare(self, module: nn.Module) -> None:
+        """Hook (a), called before the optimiser exists: ``encoder.prepare(**self.structure())`` when the encoder
+        of ``module`` defines ``prepare`` and the task has one structure."""
+        hook = getattr(getattr(_unwrap(module), "encoder", None), "prepare", None)
+        structure = self.structure()
+        if callable(hook) and structure is not None:
+            hook(**structure)
+
     @abc.abstractmethod
     def build_head(self) -> nn.Module:
         """The head module on top of the encoder (its input width is :attr:`out_channels`)."""
@@ -63,6 +81,20 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:
         """Metrics in percent for ``{"val": ..., "test": ...}`` (``module`` in eval mode, no gradients)."""
+
+
+def _unwrap(module: nn.Module) -> nn.Module:
+    """The module inside a distributed wrapper (``accelerate`` may wrap the :class:`TaskModule`)."""
+    inner = getattr(module, "module", None)
+    return inner if isinstance(inner, nn.Module) else module
+
+
+def add_extra_loss(module: nn.Module, loss: Tensor) -> Tensor:
+    """Hook (b), used by every task's :meth:`Task.loss`: ``loss`` plus ``encoder.extra_loss()`` (the auxiliary
+    loss of the forward pass just run, a scalar tensor, or ``None`` for none) when the encoder defines it."""
+    hook = getattr(getattr(_unwrap(module), "encoder", None), "extra_loss", None)
+    extra = hook() if callable(hook) else None
+    return loss if extra is None else loss + extra
 
 
 def _to_device(t: Tensor, device: torch.device) -> Tensor:

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from sklearn.metrics import accuracy_score, f1_score
 from torch import Tensor, nn
 
-from .base import Task, TaskModule
+from .base import Task, TaskModule, add_extra_loss
 from .configs import GraphTaskConfig
 from .heads import GraphReadout
 from .registry import register_task
@@ -89,7 +89,7 @@ class HypergraphClassification(Task):
         return module(b["x"], b["hyperedge_index"], b["num_hyperedges"], batch=b["batch"], num_graphs=b["num_graphs"])
 
     def loss(self, module: nn.Module, batch: dict[str, Any]) -> Tensor:
-        return F.cross_entropy(self._forward(module, batch), batch["y"])
+        return add_extra_loss(module, F.cross_entropy(self._forward(module, batch), batch["y"]))
 
     @torch.no_grad()
     def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:

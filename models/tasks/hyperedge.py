@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from sklearn.metrics import average_precision_score, roc_auc_score
 from torch import Tensor, nn
 
-from .base import Task, TaskModule, _num_features, _to_device
+from .base import Task, TaskModule, _num_features, _to_device, add_extra_loss
 from .configs import HyperedgeTaskConfig
 from .heads import HyperedgeScorer
 from .hyperedges import Hyperedge, hyperedge_index_from_list, paper_split, unique_hyperedges
@@ -151,6 +151,9 @@ class HyperedgePrediction(Task):
         self.in_channels = _num_features(self.x)
         self.out_channels = cfg.embed_dim or hidden
 
+    def structure(self) -> dict[str, Any]:
+        return {"x": self.x, "hyperedge_index": self.hyperedge_index, "num_hyperedges": self.num_hyperedges}
+
     def build_head(self) -> nn.Module:
         c = self.cfg
         return HyperedgeScorer(self.out_channels, c.scorer_hidden, c.scorer_layers, c.scorer_dropout,
@@ -172,8 +175,8 @@ class HyperedgePrediction(Task):
         if self.paper:
             logits = torch.sigmoid(torch.sigmoid(logits))
         # the reference sums the mean loss of the positive and of the negative half
-        return (F.binary_cross_entropy_with_logits(logits[pos], labels[pos])
-                + F.binary_cross_entropy_with_logits(logits[~pos], labels[~pos]))
+        return add_extra_loss(module, F.binary_cross_entropy_with_logits(logits[pos], labels[pos])
+                              + F.binary_cross_entropy_with_logits(logits[~pos], labels[~pos]))
 
     @torch.no_grad()
     def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from sklearn.metrics import accuracy_score
 from torch import Tensor, nn
 
-from .base import Task, TaskModule, _num_features, _to_device
+from .base import Task, TaskModule, _num_features, _to_device, add_extra_loss
 from .configs import NodeTaskConfig
 from .fairness import fairness_metrics
 from .heads import _NodeHead
@@ -51,6 +51,14 @@ class NodeClassification(Task):
         study's label sparsity removes training nodes) passes its version to the constructor as ``split``."""
         return split_indices(num_nodes, seed, cfg.train_frac, cfg.val_frac)
 
+    def structure(self) -> dict[str, Any]:
+        """The hypergraph, plus the training labels (``labels[v]`` the class of training node ``v``, -1 for
+        every other node) and ``num_classes``, for an encoder that diffuses known labels."""
+        labels = torch.full_like(self.y, -1)
+        labels[self.split["train"]] = self.y[self.split["train"]]
+        return {"x": self.x, "hyperedge_index": self.hyperedge_index, "num_hyperedges": self.num_hyperedges,
+                "labels": labels, "num_classes": self.out_channels}
+
     def build_head(self) -> nn.Module:
         return _NodeHead()
 
@@ -60,7 +68,7 @@ class NodeClassification(Task):
     def loss(self, module: nn.Module, batch: None) -> Tensor:
         out = module(self.x, self.hyperedge_index, self.num_hyperedges)
         idx = self.split["train"]
-        return F.cross_entropy(out[idx], self.y[idx])
+        return add_extra_loss(module, F.cross_entropy(out[idx], self.y[idx]))
 
     @torch.no_grad()
     def evaluate(self, module: TaskModule) -> dict[str, dict[str, float]]:

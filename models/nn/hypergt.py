@@ -1,0 +1,372 @@
+"""HyperGT: a Transformer over node and hyperedge tokens with kernelised all-pair attention, incidence positional
+encodings and a node-hyperedge link regulariser."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
+
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
+                      check_common, check_float, check_int, dense, dropout as drop)
+from .registry import register_model
+
+POSITIONAL_ENCODINGS = ("trained", "random", "none")
+HYPEREDGE_FEATURES = ("mean", "zero")
+_CHECKPOINT_ELEMENTS = 1 << 24  # Gumbel samples are recomputed in the backward pass above this many floats
+
+
+def orthogonal_features(num_features: int, dim: int, generator: torch.Generator | None = None) -> Tensor:
+    r"""Performer's random feature matrix :math:`\mathbf{W} \in \mathbb{R}^{m \times d}` (NodeFormer's
+    ``create_projection_matrix``, scaling 0): stacked blocks of QR-orthogonal :math:`d \times d` rows, each row
+    rescaled to the norm of a :math:`d`-dimensional standard Gaussian vector."""
+    blocks = []
+    for _ in range(-(-num_features // dim)):
+        q, _ = torch.linalg.qr(torch.randn(dim, dim, generator=generator))
+        blocks.append(q.t())
+    norms = torch.randn(num_features, dim, generator=generator).norm(dim=1, keepdim=True)
+    return torch.cat(blocks)[:num_features] * norms
+
+
+def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float = 1e-6) -> Tensor:
+    r"""Positive random features :math:`\phi` of the softmax kernel (Performer, as NodeFormer computes them):
+    with :math:`\mathbf{u} = d^{-1/4}\mathbf{x}`, :math:`\phi(\mathbf{x}) = m^{-1/2}(\exp(\mathbf{W}\mathbf{u}
+    - \lVert\mathbf{u}\rVert^2/2 - c) + \epsilon)`, so that :math:`\mathbb{E}[\phi(\mathbf{q})^\top
+    \phi(\mathbf{k})] \propto \exp(\mathbf{q}^\top\mathbf{k}/\sqrt{d})`. The stabiliser :math:`c` is the row's
+    maximum for queries and the maximum over all tokens for keys (per head), constants that cancel in the
+    attention's normalisation. ``data``: ``[T, H, d]``; ``projection``: ``[m, d]``; returns ``[T, H, m]``."""
+    u = data * data.size(-1) ** -0.25
+    dash = u @ projection.t()
+    diag = u.square().sum(-1, keepdim=True) / 2
+    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(0, 2), keepdim=True)
+    return (torch.exp(dash - diag - stab) + eps) / math.sqrt(projection.size(0))
+
+
+def kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, key_weight: Tensor | None = None) -> Tensor:
+    r"""All-pair attention :math:`\mathbf{z}_i = \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j
+    / \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` in linear time: :math:`\phi(\mathbf{q}_i)^\top
+    (\sum_j w_j \phi(\mathbf{k}_j)\mathbf{v}_j^\top)`, no :math:`T \times T` matrix. ``qf``, ``kf``:
+    ``[T, H, m]``; ``v``: ``[T, H, D]``; ``key_weight`` (:math:`w`, default 1): ``[T, H]``."""
+    if key_weight is not None:
+        kf = kf * key_weight.unsqueeze(-1)
+    kv = torch.einsum("thm,thd->hmd", kf, v)
+    num = torch.einsum("thm,hmd->thd", qf, kv)
+    den = torch.einsum("thm,hm->th", qf, kf.sum(0))
+    return num / den.unsqueeze(-1)
+
+
+def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) -> Tensor:
+    r"""NodeFormer's kernelised Gumbel-softmax attention: the mean over :math:`K` samples of
+    :func:`kernel_attention` with key weights :math:`w_{jk} = \exp(g_{jk}/\tau)`, ``noise`` the
+    :math:`g_{jk}/\tau` of shape ``[T, H, K]``. Each sample's weights are divided by their maximum over tokens (a
+    constant that cancels, so :math:`\exp` cannot overflow), and above a size threshold each sample is recomputed
+    in the backward pass instead of kept, so memory is that of one sample, not :math:`K`."""
+    w = torch.exp(noise - noise.amax(0, keepdim=True))
+    big = torch.is_grad_enabled() and qf.size(0) * qf.size(1) * (qf.size(2) + v.size(2)) * noise.size(2) \
+        > _CHECKPOINT_ELEMENTS
+    out = 0.0
+    for k in range(noise.size(2)):
+        wk = w[..., k]
+        out = out + (checkpoint(kernel_attention, qf, kf, v, wk, use_reentrant=False) if big
+                     else kernel_attention(qf, kf, v, wk))
+    return out / noise.size(2)
+
+
+def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+    r"""NodeFormer's edge regulariser: the mean over links :math:`(s \to t)` and heads of
+    :math:`w_{st}\log a_{ts}`, :math:`a_{ts} = \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_s) / \sum_j
+    \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_j)` the attention token :math:`t` pays to :math:`s` (no Gumbel
+    noise), computed for the links only (:math:`O(|\text{links}|)`)."""
+    den = torch.einsum("thm,hm->th", qf, kf.sum(0))
+    a = (qf[end] * kf[start]).sum(-1) / den[end]
+    return (a.log() * weight.unsqueeze(-1)).mean()
+
+
+class _Tokens:
+    r"""The token structure of one hypergraph (built once): nodes :math:`0..N-1`, then the hyperedges that have
+    members, in id order. ``mean`` (:math:`M' \times N`) averages members, ``members`` (:math:`M' \times N`) and
+    ``incidence`` (:math:`N \times M`) sum them; ``start``/``end``/``link_weight`` are the links of the
+    regulariser: member node :math:`\to` hyperedge token for every incidence plus a self-loop on every token,
+    weighted by :math:`1/d^{in}_t` (in-degree of the target, self-loop included)."""
+
+    def __init__(self, inc: Incidence) -> None:
+        n, dev, dt = inc.num_nodes, inc.node.device, inc.dtype
+        used = torch.nonzero(inc.deg_e > 0).view(-1)
+        rank = torch.full((inc.num_edges,), -1, dtype=torch.long, device=dev)
+        rank[used] = torch.arange(used.numel(), device=dev)
+        self.num_nodes, self.num_edges, self.max_edge = n, int(used.numel()), int(used.max()) + 1 if used.numel() else 0
+        self.num_tokens = n + self.num_edges
+        row = rank[inc.edge]
+        ones = torch.ones(inc.nnz, dtype=dt, device=dev)
+        self.mean = SparseOperator(row, inc.node, _inv(inc.deg_e)[inc.edge], (self.num_edges, n))
+        self.members = SparseOperator(row, inc.node, ones, (self.num_edges, n))
+        self.incidence = SparseOperator(inc.node, inc.edge, ones, (n, inc.num_edges))
+        loops = torch.arange(self.num_tokens, device=dev)
+        self.start = torch.cat([inc.node, loops])
+        self.end = torch.cat([n + row, loops])
+        self.link_weight = 1.0 / torch.bincount(self.end, minlength=self.num_tokens).to(dt)[self.end]
+
+
+class _Attention(nn.Module):
+    """One NodeFormer layer of HyperGT: Q, K, V with ``heads`` x ``hidden`` channels, kernelised attention, Wo."""
+
+    def __init__(self, hidden: int, heads: int, random_features: int) -> None:
+        super().__init__()
+        self.heads, self.hidden, self.random_features = heads, hidden, random_features
+        self.q, self.k, self.v = (nn.Linear(hidden, heads * hidden) for _ in range(3))
+        self.o = nn.Linear(heads * hidden, hidden)
+        self.register_buffer("projection", torch.empty(random_features, hidden))
+
+    def reset_parameters(self) -> None:
+        for lin in (self.q, self.k, self.v, self.o):
+            lin.reset_parameters()
+        self.projection.copy_(orthogonal_features(self.random_features, self.hidden))
+
+    def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor, Tensor]:
+        """Query and key random features and values, ``[T, H, m]``, ``[T, H, m]``, ``[T, H, d]``; a fresh feature
+        matrix in training (the reference redraws it every forward), the stored one in evaluation."""
+        t = z.size(0)
+        shape = (t, self.heads, self.hidden)
+        q = self.q(z).view(shape) / math.sqrt(tau)
+        k = self.k(z).view(shape) / math.sqrt(tau)
+        proj = orthogonal_features(self.random_features, self.hidden).to(z) if self.training else self.projection
+        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False), self.v(z).view(shape)
+
+
+@register_model("HyperGT")
+class HyperGT(HypergraphModel):
+    r"""HyperGT from `"Hypergraph Transformer for Semi-Supervised Classification"
+    <https://arxiv.org/abs/2312.11385>`_ (Liu, Tang, Ye, Dong, Chen and Wang, ICASSP 2024), DHG-Bench appendix A.2:
+    nodes and hyperedges are the :math:`T = N + M` tokens of a Transformer with global attention (section 3.1,
+    NodeFormer's kernelised Gumbel-softmax attention, linear in :math:`T`), positional encodings from the
+    incidence matrix (section 3.2) and a structure regulariser on the node-hyperedge links (section 3.3).
+
+    .. math::
+        \mathbf{Z}^{(0)} = \mathrm{Dropout}(\mathrm{ELU}(\mathrm{LN}(\begin{bmatrix}\mathbf{X} \\
+        \mathbf{D}_e^{-1}\mathbf{H}^\top\mathbf{X}\end{bmatrix}\mathbf{W}_{in} + \begin{bmatrix}
+        \mathbf{H}\mathbf{P}_E + \mathbf{b}_E \\ \mathbf{H}^\top\mathbf{P}_V + \mathbf{b}_V\end{bmatrix}))),
+        \quad \mathbf{Z}^{(l+1)} = \mathrm{Dropout}(\mathrm{LN}(\mathbf{Z}^{(l)} +
+        \mathrm{Attn}(\mathbf{Z}^{(l)})\mathbf{W}_o))
+
+    with :math:`\mathrm{Attn}_i = \sum_j \phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j / \sum_j
+    \phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` per head (:func:`softmax_kernel`, :func:`kernel_attention`;
+    queries and keys divided by :math:`\sqrt{\tau}`; in training the mean of :math:`K` Gumbel-weighted samples,
+    :func:`gumbel_kernel_attention`), :math:`\mathbf{P}_E \in \mathbb{R}^{M \times d}` and
+    :math:`\mathbf{P}_V \in \mathbb{R}^{N \times d}` learned tables (the paper's "HEPE" and "HtEPE": a node's
+    encoding sums the rows of its hyperedges, a hyperedge's the rows of its members). The output is a linear map of
+    :math:`\mathbf{Z}^{(L)}` (or of all layers concatenated, ``jumping_knowledge``), node tokens only. In training
+    the regulariser :math:`-\lambda\,\frac{1}{L}\sum_l \mathrm{mean}_{(s \to t)}\frac{\log a^{(l)}_{ts}}{d^{in}_t}`
+    over the links member :math:`\to` hyperedge plus a self-loop per token (:func:`link_log_likelihood`; the
+    paper's code minimises ``loss0 - lamda * mean(link_loss)``) is returned by :meth:`extra_loss`, which every
+    task adds to its loss.
+
+    The tables depend on the structure, so ``positional_encoding="trained"`` (the paper) creates them in
+    :meth:`prepare`, which the trainer calls before building the optimiser; the model then serves only that
+    structure (a transductive model: node and hyperedge ids index parameters, so it is not permutation
+    equivariant; ``positional_encoding="none"``, the paper's ablation, is). ``"random"`` is DHG-Bench's behaviour:
+    its encoders are created in the first forward, after the optimiser, so they stay a random projection of the
+    incidence (drawn here from ``seed`` and the structure's size, as the reference redraws them whenever the size
+    changes, e.g. per batch in hypergraph classification). DHG-Bench also discards the regulariser
+    (``link_loss_weight=0``), uses :math:`\tau = 1` (its forward's default) and zero hyperedge features
+    (``hyperedge_features="zero"``; the paper's code averages the members, ``hefeat mean``). Hyperedges without
+    members are not tokens. DHG-Bench on Cora: 2 layers, hidden 128, 4 heads, 30 random features, 10 Gumbel
+    samples, LayerNorm, residual, activation and jumping knowledge on, lr 5e-3, weight decay 1e-3, 100 epochs.
+
+    For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
+
+        hyperedge_index = torch.tensor([[0, 1, 2, 1, 2, 3],
+                                        [0, 0, 0, 1, 1, 1]])
+
+    Args:
+        in_channels (int): Size of each input feature vector.
+        hidden_channels (int): Width :math:`d` of the tokens and of each head.
+        out_channels (int): Size of each output vector.
+        num_layers (int): Number of attention layers. (default: :obj:`2`)
+        dropout (float): Dropout after the input map and after each layer. (default: :obj:`0.5`)
+        heads (int): Attention heads. (default: :obj:`4`)
+        random_features (int): Random features :math:`m` of the softmax kernel. (default: :obj:`30`)
+        gumbel (bool): Gumbel-softmax attention in training. (default: :obj:`True`)
+        gumbel_samples (int): Gumbel samples :math:`K`. (default: :obj:`10`)
+        tau (float): Temperature :math:`\tau > 0`. (default: :obj:`0.25`)
+        positional_encoding (str): ``"trained"``, ``"random"`` (DHG-Bench) or ``"none"``.
+            (default: :obj:`"trained"`)
+        link_loss_weight (float): :math:`\lambda \geq 0` of the link regulariser (0: DHG-Bench).
+            (default: :obj:`1.0`)
+        hyperedge_features (str): ``"mean"`` of the members or ``"zero"`` (DHG-Bench). (default: :obj:`"mean"`)
+        layer_norm (bool): LayerNorm after the input map and each layer. (default: :obj:`True`)
+        residual (bool): Residual connection around each attention layer. (default: :obj:`True`)
+        activation (bool): ELU after each layer. (default: :obj:`False`)
+        jumping_knowledge (bool): Concatenate all layers before the output map. (default: :obj:`False`)
+        seed (int): Seed of the ``"random"`` positional encodings. (default: :obj:`0`)
+
+    Shapes:
+        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse), hyperedge indices
+          :math:`(2, \mathrm{nnz})`, optional :math:`|\mathcal{E}|`
+        - **output:** :math:`(|\mathcal{V}|, F_{out})`
+    """
+
+    paper = ("Liu, Tang, Ye, Dong, Chen and Wang, Hypergraph Transformer for Semi-Supervised Classification, "
+             "ICASSP 2024, https://arxiv.org/abs/2312.11385")
+    equivariant = False  # learned encodings indexed by node and hyperedge id (transductive)
+    equivariant_kwargs = {"positional_encoding": "none"}  # ... and equivariant without them
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int, num_layers: int = 2,
+                 dropout: float = 0.5, *, heads: int = 4, random_features: int = 30, gumbel: bool = True,
+                 gumbel_samples: int = 10, tau: float = 0.25, positional_encoding: str = "trained",
+                 link_loss_weight: float = 1.0, hyperedge_features: str = "mean", layer_norm: bool = True,
+                 residual: bool = True, activation: bool = False, jumping_knowledge: bool = False,
+                 seed: int = 0) -> None:
+        super().__init__()
+        check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        self.dropout, self.hidden = dropout, hidden_channels
+        check_int("heads", heads)
+        check_int("random_features", random_features)
+        self.gumbel = check_bool("gumbel", gumbel)
+        self.gumbel_samples = check_int("gumbel_samples", gumbel_samples)
+        self.tau = check_float("tau", tau, 0.0)
+        if self.tau == 0.0 or math.isinf(self.tau):
+            raise ValueError(f"tau must be a positive finite number, got {tau!r}")
+        self.positional_encoding = check_choice("positional_encoding", positional_encoding, POSITIONAL_ENCODINGS)
+        self.link_loss_weight = check_float("link_loss_weight", link_loss_weight, 0.0)
+        self.hyperedge_features = check_choice("hyperedge_features", hyperedge_features, HYPEREDGE_FEATURES)
+        self.layer_norm = check_bool("layer_norm", layer_norm)
+        self.residual = check_bool("residual", residual)
+        self.activation = check_bool("activation", activation)
+        self.jumping_knowledge = check_bool("jumping_knowledge", jumping_knowledge)
+        self.seed = check_int("seed", seed, 0)
+        self.lin_in = Linear(in_channels, hidden_channels)
+        self.convs = nn.ModuleList(_Attention(hidden_channels, heads, random_features) for _ in range(num_layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) if layer_norm else nn.Identity()
+                                   for _ in range(num_layers + 1))
+        self.lin_out = nn.Linear(hidden_channels * (num_layers + 1 if jumping_knowledge else 1), out_channels)
+        if self.positional_encoding == "trained":
+            self.pe_bias_e = nn.Parameter(torch.empty(hidden_channels))  # HEPE's bias (node tokens)
+            self.pe_bias_v = nn.Parameter(torch.empty(hidden_channels))  # HtEPE's bias (hyperedge tokens)
+        self.register_parameter("pe_e", None)  # P_E [M, d], created by prepare
+        self.register_parameter("pe_v", None)  # P_V [N, d]
+        self._extra: Tensor | None = None
+        self.reset_parameters()
+
+    # ------------------------------------------------------------------------------------------- parameters
+
+    def _init_table(self, table: Tensor, bias: Tensor, generator: torch.Generator | None = None) -> None:
+        """``SparseLinear``'s init: weight and bias uniform in :math:`\\pm 1/\\sqrt{\\text{fan-in}}`."""
+        bound = 1.0 / math.sqrt(max(table.size(0), 1))
+        with torch.no_grad():
+            table.copy_(torch.rand(table.shape, generator=generator).mul_(2 * bound).sub_(bound))
+            bias.copy_(torch.rand(bias.shape, generator=generator).mul_(2 * bound).sub_(bound))
+
+    def reset_parameters(self) -> None:
+        self.lin_in.reset_parameters()
+        for conv in self.convs:
+            conv.reset_parameters()
+        for norm in self.norms:
+            if isinstance(norm, nn.LayerNorm):
+                norm.reset_parameters()
+        self.lin_out.reset_parameters()
+        if self.positional_encoding == "trained":
+            bound = 1.0 / math.sqrt(self.hidden)  # until prepare knows the fan-ins
+            nn.init.uniform_(self.pe_bias_e, -bound, bound)
+            nn.init.uniform_(self.pe_bias_v, -bound, bound)
+            if self.pe_e is not None:
+                self._init_table(self.pe_e, self.pe_bias_e)
+                self._init_table(self.pe_v, self.pe_bias_v)
+
+    def prepare(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None, **task_info) -> None:
+        """Create the trained tables :math:`\\mathbf{P}_E`, :math:`\\mathbf{P}_V` for this structure (before the
+        optimiser is built: the trainer's ``Task.prepare`` hook); kept if they already have its sizes. Other
+        keyword arguments the task offers (labels) are not used."""
+        if self.positional_encoding != "trained":
+            return
+        inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        like = self.lin_in.weight
+        if self.pe_e is not None and (self.pe_e.size(0), self.pe_v.size(0)) == (inc.num_edges, inc.num_nodes):
+            return
+        self.pe_e = nn.Parameter(torch.empty(inc.num_edges, self.hidden, dtype=like.dtype, device=like.device))
+        self.pe_v = nn.Parameter(torch.empty(inc.num_nodes, self.hidden, dtype=like.dtype, device=like.device))
+        self._init_table(self.pe_e, self.pe_bias_e)
+        self._init_table(self.pe_v, self.pe_bias_v)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # type: ignore[no-untyped-def]
+        """A state dict with trained tables recreates them with its sizes (a prepared model's round trip)."""
+        for name in ("pe_e", "pe_v"):
+            saved = state_dict.get(prefix + name)
+            if saved is not None and (getattr(self, name) is None or getattr(self, name).shape != saved.shape):
+                setattr(self, name, nn.Parameter(torch.empty_like(saved, device=self.lin_in.weight.device)))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def extra_loss(self) -> Tensor | None:
+        """The link regulariser :math:`-\\lambda\\,\\overline{\\log a}` of the last training forward (``None``
+        outside training or with :math:`\\lambda = 0`); returned once."""
+        extra, self._extra = self._extra, None
+        return extra
+
+    # ------------------------------------------------------------------------------------------------ forward
+
+    def pe_tables(self, inc: Incidence, like: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        r""":math:`(\mathbf{P}_E, \mathbf{P}_V, \mathbf{b}_E, \mathbf{b}_V)` for the structure ``inc``: the
+        trained parameters, or (``"random"``) a draw fixed by ``seed`` and the structure's size."""
+        tok = inc.memo("hypergt", lambda: _Tokens(inc))
+        if self.positional_encoding == "trained":
+            if self.pe_e is None:
+                raise ValueError("HyperGT with positional_encoding='trained' learns one encoding per node and "
+                                 "hyperedge id: call model.prepare(x, hyperedge_index, num_hyperedges) with the "
+                                 "structure it is trained on before building the optimiser (the trainer does), "
+                                 "or use positional_encoding='random' or 'none'")
+            if inc.num_nodes != self.pe_v.size(0) or tok.max_edge > self.pe_e.size(0):
+                raise ValueError(f"HyperGT was prepared for {self.pe_v.size(0)} nodes and {self.pe_e.size(0)} "
+                                 f"hyperedges, got {inc.num_nodes} nodes and hyperedge ids up to {tok.max_edge - 1}; "
+                                 "a structure of another size needs positional_encoding='random' or 'none'")
+            return self.pe_e, self.pe_v, self.pe_bias_e, self.pe_bias_v
+        if self.positional_encoding == "random":
+            def draw() -> tuple[Tensor, ...]:
+                g = torch.Generator().manual_seed(self.seed * 1_000_003 + inc.num_nodes * 7919 + inc.num_edges)
+                tables = [torch.empty(inc.num_edges, self.hidden), torch.empty(inc.num_nodes, self.hidden)]
+                biases = [torch.empty(self.hidden), torch.empty(self.hidden)]
+                for t, b in zip(tables, biases):
+                    self._init_table(t, b, g)
+                return tuple(t.to(like) for t in (*tables, *biases))
+            return self._cache.get((), ("hypergt-pe", self.seed, inc.num_nodes, inc.num_edges, like.dtype,
+                                        like.device), draw)
+        raise ValueError("positional_encoding='none' has no tables")
+
+    def _encodings(self, tok: _Tokens, inc: Incidence, like: Tensor) -> tuple[Tensor, Tensor]:
+        """Positional encodings of the node tokens and of the hyperedge tokens."""
+        pe_e, pe_v, b_e, b_v = self.pe_tables(inc, like)
+        if pe_e.size(0) != inc.num_edges:  # trailing hyperedges without members
+            pe_e = pe_e[:inc.num_edges] if pe_e.size(0) > inc.num_edges else \
+                torch.cat([pe_e, pe_e.new_zeros(inc.num_edges - pe_e.size(0), pe_e.size(1))])
+        return tok.incidence @ pe_e + b_e, tok.members @ pe_v + b_v
+
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+        inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        tok = inc.memo("hypergt", lambda: _Tokens(inc))
+        h = self.lin_in(self.features(x))
+        if self.positional_encoding == "none":
+            node_pe = edge_pe = 0.0
+        else:
+            node_pe, edge_pe = self._encodings(tok, inc, h)
+        edge_in = tok.mean @ h if self.hyperedge_features == "mean" else self.lin_in.bias.expand(tok.num_edges, -1)
+        z = drop(F.elu(self.norms[0](torch.cat([h + node_pe, edge_in + edge_pe]))), self.dropout, self.training)
+        layers, links = [z], []
+        for conv, norm in zip(self.convs, self.norms[1:]):
+            qf, kf, v = conv.features(z, self.tau)
+            if self.gumbel and self.training:
+                noise = -torch.empty(qf.shape[:2] + (self.gumbel_samples,), dtype=qf.dtype,
+                                     device=qf.device).exponential_().log() / self.tau
+                att = gumbel_kernel_attention(qf, kf, v, noise)
+            else:
+                att = kernel_attention(qf, kf, v)
+            if self.training and self.link_loss_weight > 0 and torch.is_grad_enabled():
+                links.append(link_log_likelihood(qf, kf, tok.start, tok.end, tok.link_weight))
+            out = conv.o(att.flatten(1))
+            out = norm(out + z if self.residual else out)
+            if self.activation:
+                out = F.elu(out)
+            z = drop(out, self.dropout, self.training)
+            layers.append(z)
+        self._extra = -self.link_loss_weight * torch.stack(links).mean() if links else None
+        z = torch.cat(layers, dim=1) if self.jumping_knowledge else z
+        return self.lin_out(z[:inc.num_nodes])

@@ -1,0 +1,548 @@
+"""Issue 12, part 2c: HyperGT, HyperND's label diffusion, HJRL's sampled reconstruction and the two generic trainer
+hooks (``encoder.prepare`` before the optimiser, ``encoder.extra_loss`` in every task's loss). Exact computations
+against naive dense formulas on random small hypergraphs with isolated nodes and order-1 hyperedges; each
+compatibility option changes exactly what it names."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from models import tasks as T
+from models.datasets.data import HypergraphData, HypergraphGraphDataset
+from models.nn import build_model
+from models.nn._common import Incidence
+from models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,
+                               softmax_kernel)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):
+    """Random hyperedges of orders 1..max_order over nodes 0..num_nodes-2 (the last node is isolated), at least
+    one of order 1."""
+    g = torch.Generator().manual_seed(seed)
+    edges = [[int(torch.randint(num_nodes - 1, (1,), generator=g))]]
+    for _ in range(num_edges - 1):
+        k = int(torch.randint(1, max_order + 1, (1,), generator=g))
+        edges.append(sorted(torch.randperm(num_nodes - 1, generator=g)[:k].tolist()))
+    hei = torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
+    return edges, hei, num_nodes
+
+
+def dense_incidence(edges, num_nodes, dtype=torch.float64):
+    h = torch.zeros(num_nodes, len(edges), dtype=dtype)
+    for j, e in enumerate(edges):
+        h[e, j] = 1.0
+    return h
+
+
+def planted(n=48, k=3, m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    hes = set()
+    while len(hes) < m:
+        members = np.flatnonzero(y == rng.integers(k))
+        hes.add(tuple(sorted(rng.choice(members, int(rng.integers(2, 5)), replace=False).tolist())))
+    hes = sorted(hes)
+    x = torch.tensor(np.eye(k)[y] + 0.5 * rng.standard_normal((n, k)), dtype=torch.float32)
+    return HypergraphData(x=x, y=torch.tensor(y), hyperedge_index=T.hyperedge_index_from_list(hes),
+                          num_hyperedges=len(hes), num_nodes=n, name="planted")
+
+
+def graph_set(num=16, seed=0):
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for i in range(num):
+        n = int(rng.integers(4, 7))
+        hes = sorted({tuple(sorted(rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()))
+                      for _ in range(2 + i % 2 * 2)})
+        x = torch.zeros(n, 3)
+        x[:, i % 2] = 1.0
+        graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
+                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
+    return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")
+
+
+def make_task(kind: str):
+    if kind == "node":
+        return T.NodeClassification(planted(), T.NodeTaskConfig(), 0, hidden=6)
+    if kind == "hyperedge":
+        return T.HyperedgePrediction(planted(m=60), T.HyperedgeTaskConfig(batch_size=8), 0, hidden=6)
+    return T.HypergraphClassification(graph_set(), T.GraphTaskConfig(batch_size=4), 0, hidden=6)
+
+
+# ------------------------------------------------------------------------------------------ the two trainer hooks
+
+class HookedEncoder(nn.Module):
+    """A test encoder using both hooks: ``prepare`` creates a per-node table (a parameter whose shape depends on
+    the structure), ``extra_loss`` returns a fixed auxiliary loss after each training forward."""
+
+    def __init__(self, in_channels: int, out_channels: int, extra: float | None = 2.5) -> None:
+        super().__init__()
+        self.lin = nn.Linear(in_channels, out_channels)
+        self.table: nn.Parameter | None = None
+        self.prepared: list[dict] = []
+        self.extra, self._pending = extra, None
+
+    def prepare(self, x, hyperedge_index, num_hyperedges=None, **info):
+        self.prepared.append({"num_nodes": x.size(0), "hyperedge_index": hyperedge_index,
+                              "num_hyperedges": num_hyperedges, **info})
+        self.table = nn.Parameter(torch.zeros(x.size(0), self.lin.out_features))
+
+    def forward(self, x, hyperedge_index, num_hyperedges=None):
+        out = self.lin(x)
+        if self.table is not None and self.table.size(0) == x.size(0):
+            out = out + self.table
+        if self.training and self.extra is not None:
+            self._pending = torch.tensor(self.extra) + 0.0 * self.lin.weight.sum()
+        return out
+
+    def extra_loss(self):
+        pending, self._pending = self._pending, None
+        return pending
+
+
+def test_prepare_hook_runs_before_the_optimiser_and_gives_the_training_labels():
+    from accelerate import Accelerator
+
+    from models.train import TrainerConfig, train_one_run
+
+    task = make_task("node")
+    encoder = HookedEncoder(task.in_channels, task.out_channels, extra=None)
+    module = T.TaskModule(encoder, task.build_head())
+    train_one_run(task, module, Accelerator(cpu=True), TrainerConfig(epochs=3, lr=0.1), 0, None, progress=False)
+    assert len(encoder.prepared) == 1 and encoder.prepared[0]["num_nodes"] == task.x.size(0)
+    assert encoder.table.abs().sum() > 0  # created at zero by prepare, then moved by the optimiser
+    info = encoder.prepared[0]
+    train = task.split["train"]
+    assert info["num_classes"] == task.out_channels
+    assert torch.equal(info["labels"][train], task.y[train])
+    rest = torch.ones(task.x.size(0), dtype=torch.bool)
+    rest[train] = False
+    assert (info["labels"][rest] == -1).all()
+
+
+def test_prepare_hook_sees_the_encoders_structure_and_none_for_varying_batches():
+    for kind in ("hyperedge", "graph"):
+        task = make_task(kind)
+        encoder = HookedEncoder(task.in_channels, task.out_channels)
+        task.prepare(T.TaskModule(encoder, task.build_head()))
+        if kind == "hyperedge":  # the encoder's (training) hypergraph, no labels
+            (info,) = encoder.prepared
+            assert info["hyperedge_index"] is task.hyperedge_index and "labels" not in info
+        else:  # a batch is another structure every time: nothing to prepare for
+            assert encoder.prepared == []
+
+
+@pytest.mark.parametrize("kind", ["node", "hyperedge", "graph"])
+def test_every_task_adds_the_encoders_extra_loss(kind):
+    task = make_task(kind)
+    batch = next(iter(task.train_batches(np.random.default_rng(0))))
+    losses = []
+    for extra in (None, 2.5):
+        torch.manual_seed(0)
+        module = T.TaskModule(HookedEncoder(task.in_channels, task.out_channels, extra), task.build_head()).train()
+        torch.manual_seed(1)
+        losses.append(task.loss(module, batch))
+    assert float((losses[1] - losses[0]).detach()) == pytest.approx(2.5, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------- HyperGT
+
+def naive_kernel(data, proj, is_query, eps=1e-6):
+    """The softmax-kernel random features written per head and token, straight from the formula."""
+    t, heads, d = data.shape
+    out = torch.empty(t, heads, proj.size(0), dtype=data.dtype)
+    for h in range(heads):
+        u = data[:, h] * d ** -0.25
+        dash = u @ proj.t()
+        c = dash.max(dim=1, keepdim=True).values if is_query else dash.max()
+        out[:, h] = (torch.exp(dash - (u * u).sum(1, keepdim=True) / 2 - c) + eps) / math.sqrt(proj.size(0))
+    return out
+
+
+def dense_attention(qf, kf, key_weight=None):
+    """The T x T attention matrices, one per head: a[h, i, j] = w_j phi(q_i).phi(k_j) / sum_j (...)."""
+    a = torch.einsum("ihm,jhm->hij", qf, kf)
+    if key_weight is not None:
+        a = a * key_weight.t()[:, None, :]
+    return a / a.sum(-1, keepdim=True)
+
+
+def naive_hypergt(model, x, edges, n, projections):
+    """HyperGT with a dense incidence matrix, dense T x T attention and its link loss (dropout 0, no Gumbel)."""
+    h_inc = dense_incidence(edges, n, x.dtype)
+    deg_e = h_inc.sum(0)
+    h = x @ model.lin_in.weight.t() + model.lin_in.bias
+    node_pe = edge_pe = 0.0
+    if model.positional_encoding != "none":
+        inc = Incidence(incidence_of(edges), n, len(edges), x.dtype)
+        pe_e, pe_v, b_e, b_v = model.pe_tables(inc, h)
+        node_pe, edge_pe = h_inc @ pe_e + b_e, h_inc.t() @ pe_v + b_v
+    edge_in = (h_inc.t() @ h) / deg_e[:, None] if model.hyperedge_features == "mean" else \
+        model.lin_in.bias.expand(len(edges), -1)
+    z = torch.cat([h + node_pe, edge_in + edge_pe])
+    z = F.elu(model.norms[0](z) if model.layer_norm else z)
+    t = z.size(0)
+    # links: member node -> hyperedge token, and a self-loop on every token, weighted by 1 / in-degree
+    links = [(v, n + j) for j, e in enumerate(edges) for v in e] + [(i, i) for i in range(t)]
+    indeg = torch.zeros(t, dtype=x.dtype)
+    for _, tgt in links:
+        indeg[tgt] += 1
+    layers, link_terms = [z], []
+    for conv, norm, proj in zip(model.convs, model.norms[1:], projections):
+        shape = (t, conv.heads, conv.hidden)
+        q = (z @ conv.q.weight.t() + conv.q.bias).view(shape) / math.sqrt(model.tau)
+        k = (z @ conv.k.weight.t() + conv.k.bias).view(shape) / math.sqrt(model.tau)
+        v = (z @ conv.v.weight.t() + conv.v.bias).view(shape)
+        a = dense_attention(naive_kernel(q, proj, True), naive_kernel(k, proj, False))
+        att = torch.einsum("hij,jhd->ihd", a, v)
+        link_terms.append(torch.stack([torch.log(a[:, tgt, src]) / indeg[tgt] for src, tgt in links]).mean())
+        out = att.flatten(1) @ conv.o.weight.t() + conv.o.bias
+        out = out + z if model.residual else out
+        out = norm(out) if model.layer_norm else out
+        z = F.elu(out) if model.activation else out
+        layers.append(z)
+    z = torch.cat(layers, 1) if model.jumping_knowledge else z
+    out = z[:n] @ model.lin_out.weight.t() + model.lin_out.bias
+    return out, -model.link_loss_weight * torch.stack(link_terms).mean()
+
+
+def incidence_of(edges):
+    return torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
+
+
+def make_hypergt(init_seed=0, in_channels=4, **kwargs):
+    torch.manual_seed(init_seed)
+    kwargs = {"hidden_channels": 6, "heads": 2, "random_features": 5, **kwargs}
+    return build_model("HyperGT", in_channels=in_channels, out_channels=3, **kwargs).double()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"positional_encoding": "random", "hyperedge_features": "zero", "tau": 1.0, "jumping_knowledge": True},
+    {"positional_encoding": "none", "activation": True, "residual": False, "layer_norm": False, "num_layers": 3},
+])
+def test_hypergt_equals_dense_attention_on_a_dense_incidence(seed, kwargs):
+    """Evaluation: the linear-time kernel attention over node and hyperedge tokens equals dense T x T attention
+    built from a dense incidence matrix (isolated node, order-1 hyperedges)."""
+    edges, hei, n = random_hypergraph(seed)
+    x = torch.randn(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    model = make_hypergt(seed, **kwargs)
+    model.prepare(x, hei)
+    model.eval()
+    with torch.no_grad():
+        want, _ = naive_hypergt(model, x, edges, n, [c.projection for c in model.convs])
+        torch.testing.assert_close(model(x, hei), want)
+        torch.testing.assert_close(model(x.to_sparse(), hei), want)
+
+
+def test_hypergt_training_link_loss_equals_the_dense_attention_log_likelihood():
+    """Training (dropout 0, no Gumbel): the same output with freshly drawn random features, and extra_loss is
+    -lambda times the mean over layers of the degree-weighted log attention on the member -> hyperedge links."""
+    edges, hei, n = random_hypergraph(5)
+    x = torch.randn(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    model = make_hypergt(5, dropout=0.0, gumbel=False, link_loss_weight=0.7)
+    model.prepare(x, hei)
+    model.train()
+    torch.manual_seed(9)
+    out = model(x, hei)
+    extra = model.extra_loss()
+    torch.manual_seed(9)  # the forward draws one feature matrix per layer and nothing else
+    projections = [orthogonal_features(c.random_features, c.hidden).double() for c in model.convs]
+    want, want_extra = naive_hypergt(model, x, edges, n, projections)
+    torch.testing.assert_close(out, want)
+    torch.testing.assert_close(extra, want_extra)
+    assert model.extra_loss() is None  # handed out once
+    (out.sum() + extra).backward()
+    assert model.pe_e.grad.abs().sum() > 0 and model.pe_v.grad.abs().sum() > 0
+
+
+def test_kernel_and_gumbel_attention_equal_the_dense_formulas():
+    g = torch.Generator().manual_seed(0)
+    t, heads, d, m, k = 11, 3, 4, 6, 5
+    q, key, v = (torch.randn(t, heads, d, generator=g, dtype=torch.float64) for _ in range(3))
+    proj = orthogonal_features(m, d, g).double()
+    qf, kf = softmax_kernel(q, proj, True), softmax_kernel(key, proj, False)
+    torch.testing.assert_close(qf, naive_kernel(q, proj, True))
+    torch.testing.assert_close(kf, naive_kernel(key, proj, False))
+    torch.testing.assert_close(kernel_attention(qf, kf, v), torch.einsum("hij,jhd->ihd", dense_attention(qf, kf), v))
+    noise = 4.0 * torch.randn(t, heads, k, generator=g, dtype=torch.float64)  # large: exp would lose precision
+    want = torch.stack([torch.einsum("hij,jhd->ihd", dense_attention(qf, kf, noise[..., s].exp()), v)
+                        for s in range(k)]).mean(0)
+    torch.testing.assert_close(gumbel_kernel_attention(qf, kf, v, noise), want)
+    start, end = torch.tensor([0, 1, 2, 5, 7]), torch.tensor([3, 3, 4, 4, 4])
+    weight = torch.tensor([0.5, 0.5, 1 / 3, 1 / 3, 1 / 3], dtype=torch.float64)
+    a = dense_attention(qf, kf)
+    want = torch.stack([a[:, e, s].log() * w for s, e, w in zip(start, end, weight)]).mean()
+    torch.testing.assert_close(link_log_likelihood(qf, kf, start, end, weight), want)
+
+
+def test_gumbel_attention_checkpointed_samples_give_the_same_values_and_gradients(monkeypatch):
+    import models.nn.hypergt as hg
+
+    g = torch.Generator().manual_seed(1)
+    qf, kf = (torch.rand(9, 2, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.randn(9, 2, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    noise = torch.randn(9, 2, 4, generator=g, dtype=torch.float64)
+    results = []
+    for threshold in (1 << 40, 0):  # kept, then recomputed in the backward pass
+        monkeypatch.setattr(hg, "_CHECKPOINT_ELEMENTS", threshold)
+        out = hg.gumbel_kernel_attention(qf, kf, v, noise)
+        results.append((out, torch.autograd.grad(out.square().sum(), (qf, kf, v))))
+    torch.testing.assert_close(results[0][0], results[1][0])
+    for a, b in zip(results[0][1], results[1][1]):
+        torch.testing.assert_close(a, b)
+
+
+def test_hypergt_positional_encoding_options_change_only_the_encodings():
+    """'random' (DHG-Bench) is the trained model with its tables frozen at a seeded draw: no parameters, fixed by
+    (seed, sizes); 'none' drops them. Everything else is the same model."""
+    edges, hei, n = random_hypergraph(3)
+    x = torch.randn(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    trained, random_pe, none = (make_hypergt(1, positional_encoding=p).eval() for p in ("trained", "random", "none"))
+    trained.prepare(x, hei)
+    extra = {"pe_e", "pe_v", "pe_bias_e", "pe_bias_v"}
+    names = {k for k, _ in trained.named_parameters()}
+    assert names - {k for k, _ in random_pe.named_parameters()} == extra
+    assert {k for k, _ in random_pe.named_parameters()} == {k for k, _ in none.named_parameters()}
+    for name, p in random_pe.named_parameters():  # the same draw of everything else
+        torch.testing.assert_close(p, dict(trained.named_parameters())[name])
+    inc = random_pe.incidence(x, hei, None)
+    tables = random_pe.pe_tables(inc, x)
+    with torch.no_grad():
+        for p, t in zip((trained.pe_e, trained.pe_v, trained.pe_bias_e, trained.pe_bias_v), tables):
+            p.copy_(t)
+        torch.testing.assert_close(trained(x, hei), random_pe(x, hei))
+        assert not torch.allclose(none(x, hei), random_pe(x, hei))
+    again = make_hypergt(7, positional_encoding="random")  # the tables depend on seed and sizes only
+    torch.testing.assert_close(again.pe_tables(again.incidence(x, hei, None), x)[0], tables[0])
+    other = make_hypergt(1, positional_encoding="random", seed=1)
+    assert not torch.allclose(other.pe_tables(other.incidence(x, hei, None), x)[0], tables[0])
+    assert random_pe.pe_tables(random_pe.incidence(x[:-1], hei, None), x)[0].shape == tables[0].shape
+    bigger = random_pe.pe_tables(random_pe.incidence(x, hei, 8), x)[0]
+    assert bigger.shape[0] == 8  # another size, another draw (as the reference redraws per batch)
+
+
+def test_hypergt_link_loss_weight_and_gumbel_change_only_what_they_name():
+    edges, hei, n = random_hypergraph(4)
+    x = torch.randn(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    outs = {}
+    for key, kwargs in {"paper": {}, "no-link": {"link_loss_weight": 0.0}, "no-gumbel": {"gumbel": False}}.items():
+        model = make_hypergt(2, num_layers=1, **kwargs)  # one layer: the same inputs to its link loss
+        model.prepare(x, hei)
+        torch.manual_seed(3)
+        train_out = model.train()(x, hei)
+        outs[key] = (train_out, model.extra_loss(), model.eval()(x, hei))
+    torch.testing.assert_close(outs["paper"][0], outs["no-link"][0])  # the same forward ...
+    assert outs["no-link"][1] is None and outs["paper"][1].requires_grad  # ... without the regulariser
+    torch.testing.assert_close(outs["paper"][2], outs["no-gumbel"][2])  # Gumbel noise only in training
+    assert not torch.allclose(outs["paper"][0], outs["no-gumbel"][0])
+    torch.testing.assert_close(outs["paper"][1], outs["no-gumbel"][1])  # the link loss has no Gumbel noise
+
+
+def test_hypergt_trained_encodings_need_prepare_and_the_prepared_sizes():
+    edges, hei, n = random_hypergraph(0)
+    x = torch.randn(n, 4)
+    model = build_model("HyperGT", in_channels=4, hidden_channels=6, out_channels=3)
+    with pytest.raises(ValueError, match="call model.prepare"):
+        model(x, hei)
+    model.prepare(x, hei)
+    assert model.pe_e.shape == (len(edges), 6) and model.pe_v.shape == (n, 6)
+    with pytest.raises(ValueError, match="prepared for 9 nodes"):
+        model(torch.randn(n + 1, 4), hei)
+    model.prepare(torch.randn(n + 1, 4), hei)  # another structure: new tables
+    assert model.pe_v.shape == (n + 1, 6)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"positional_encoding": "none", "jumping_knowledge": True, "activation": True, "heads": 1},
+    {"positional_encoding": "none", "gumbel": False, "hyperedge_features": "zero", "num_layers": 1},
+    {"positional_encoding": "none", "residual": False, "layer_norm": False, "tau": 2.0, "gumbel_samples": 2},
+])
+def test_hypergt_other_settings_forward_backward_sparse_and_permutation(kwargs):
+    edges, hei, n = random_hypergraph(6)
+    x = torch.randn(n, 4, generator=torch.Generator().manual_seed(6))
+    torch.manual_seed(0)
+    model = build_model("HyperGT", in_channels=4, hidden_channels=6, out_channels=3, **kwargs)
+    model(x.to_sparse_csr(), hei).square().sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.eval()
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        out = model(x, hei)
+        torch.testing.assert_close(model(x.to_sparse(), hei), out, rtol=1e-5, atol=1e-5)
+        permuted = torch.stack([torch.argsort(perm)[hei[0]], hei[1]])
+        torch.testing.assert_close(model(x[perm], permuted), out[perm], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", [{"heads": 0}, {"random_features": 0}, {"gumbel_samples": 0}, {"tau": 0.0},
+                                    {"positional_encoding": "learned"}, {"link_loss_weight": -1.0},
+                                    {"hyperedge_features": "rand"}, {"jumping_knowledge": 1}, {"seed": -1}])
+def test_hypergt_bad_arguments(kwargs):
+    with pytest.raises(ValueError):
+        build_model("HyperGT", in_channels=4, hidden_channels=6, out_channels=3, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["node", "hyperedge", "graph"])
+def test_hypergt_trains_on_every_task(kind, tmp_path):
+    """Through the trainer: the trained encodings are in the optimiser (they move), the link loss is in the
+    recorded loss; hypergraph classification runs with the shipped config's random encodings."""
+    from accelerate import Accelerator
+
+    from models.train import TrainerConfig, resolve_config, train_one_run
+
+    task = make_task(kind)
+    cfg = resolve_config("HyperGT", kind, "synthetic", overrides=["hidden=6", "heads=2", "random_features=4"])
+    torch.manual_seed(0)
+    encoder = build_model("HyperGT", in_channels=task.in_channels, hidden_channels=6, out_channels=task.out_channels,
+                          num_layers=1, **cfg.model)
+    module = T.TaskModule(encoder, task.build_head())
+    task.prepare(module)  # as train_one_run does first; it keeps tables that already have the structure's sizes
+    initial = None if encoder.pe_e is None else encoder.pe_e.detach().clone()
+    record = train_one_run(task, module, Accelerator(cpu=True), TrainerConfig(epochs=2, hidden=6, lr=0.05), 0,
+                           None, progress=False)
+    assert record["epochs_run"] == 2 and np.isfinite(record["history"][-1]["loss"])
+    if kind == "graph":  # no single structure: the shipped config's random encodings, nothing prepared
+        assert encoder.positional_encoding == "random" and initial is None
+    else:
+        assert encoder.pe_e.shape[0] == task.num_hyperedges
+        assert not torch.allclose(initial, encoder.pe_e)  # the optimiser trained the tables prepare created
+
+
+# ---------------------------------------------------------------------------------------------------- HyperND
+
+def test_hypernd_label_diffusion_diffuses_the_one_hot_training_labels_with_the_features():
+    from models.nn.hypernd import hypernd_diffusion
+
+    edges, hei, n = random_hypergraph(2)
+    x = torch.rand(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    labels = torch.tensor([0, -1, 2, 1, -1, 0, -1, 2, -1])
+    torch.manual_seed(0)
+    model = build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3).double()
+    model.prepare(x, hei, labels=labels, num_classes=3)
+    assert model.decoder.lins[0].in_features == 4 + 3
+    y = torch.zeros(n, 3, dtype=torch.float64)
+    for v, c in enumerate(labels.tolist()):
+        if c >= 0:
+            y[v, c] = 1.0
+    inc = Incidence(hei, n, len(edges), torch.float64)
+    want, _ = hypernd_diffusion(inc, torch.cat([x, y], 1), model.p, model.alpha, model.steps, model.tol,
+                                model.aggregate)
+    torch.testing.assert_close(model.diffuse(x, hei), want)
+    assert model.eval()(x, hei).shape == (n, 3)
+    # with no training label the label columns are zero and the feature columns are the feature-only limit
+    model.prepare(x, hei, labels=torch.full((n,), -1), num_classes=3)
+    alone, _ = hypernd_diffusion(inc, x, model.p, model.alpha, model.steps, model.tol, model.aggregate)
+    got = model.diffuse(x, hei)
+    torch.testing.assert_close(got[:, :4], alone)
+    assert (got[:, 4:] == 0).all()
+
+
+def test_hypernd_label_diffusion_false_is_dhgbench_feature_only():
+    edges, hei, n = random_hypergraph(3)
+    x = torch.rand(n, 4)
+    labels = torch.arange(n) % 3
+    models = []
+    for prepare in (False, True):
+        torch.manual_seed(0)
+        model = build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3, label_diffusion=False)
+        if prepare:
+            model.prepare(x, hei, labels=labels, num_classes=3)
+        models.append(model.eval())
+    assert models[1].known_labels is None and models[1].decoder.lins[0].in_features == 4
+    with torch.no_grad():
+        torch.testing.assert_close(models[0](x, hei), models[1](x, hei))
+    with pytest.raises(ValueError, match="one entry per node"):
+        build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3).prepare(x, hei, labels=labels[:-1])
+
+
+def test_hypernd_node_task_diffuses_training_labels_only():
+    from accelerate import Accelerator
+
+    from models.train import TrainerConfig, train_one_run
+
+    task = make_task("node")
+    encoder = build_model("HyperND", in_channels=task.in_channels, hidden_channels=6, out_channels=task.out_channels)
+    module = T.TaskModule(encoder, task.build_head())
+    record = train_one_run(task, module, Accelerator(cpu=True), TrainerConfig(epochs=2, lr=0.01), 0, None,
+                           progress=False)
+    assert record["epochs_run"] == 2
+    known = encoder.known_labels
+    train = task.split["train"]
+    assert known.shape == (task.x.size(0), task.out_channels) and known.sum() == train.numel()
+    assert torch.equal(known[train].argmax(1), task.y[train])
+    assert encoder.decoder.lins[0].in_features == task.in_channels + task.out_channels
+
+
+# ------------------------------------------------------------------------------------------------------- HJRL
+
+@pytest.mark.parametrize("style", ["paper", "dhgbench"])
+def test_hjrl_sampled_reconstruction_with_every_pair_once_is_the_exact_loss(style):
+    from models.nn.hjrl import hjrl_reconstruction_loss
+
+    edges, hei, n = random_hypergraph(1)
+    m = len(edges)
+    g = torch.Generator().manual_seed(1)
+    xo = torch.randn(n, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    yo = torch.randn(m, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    inc = Incidence(hei, n, m, torch.float64)
+    exact = hjrl_reconstruction_loss(xo, yo, inc, style)
+    rows, cols = torch.arange(n).repeat_interleave(m), torch.arange(m).repeat(n)
+    order = torch.randperm(n * m, generator=g)
+    sampled = hjrl_reconstruction_loss(xo, yo, inc, style, (rows[order], cols[order]))
+    torch.testing.assert_close(sampled, exact)
+    for a, b in zip(torch.autograd.grad(sampled, (xo, yo)), torch.autograd.grad(exact, (xo, yo))):
+        torch.testing.assert_close(a, b)
+
+
+def test_hjrl_sampled_reconstruction_is_unbiased():
+    """The mean of many K-pair estimates lies within 4 standard errors of the exact loss."""
+    from models.nn.hjrl import hjrl_reconstruction_loss
+
+    edges, hei, n = random_hypergraph(2)
+    m = len(edges)
+    g = torch.Generator().manual_seed(2)
+    xo, yo = torch.randn(n, 3, generator=g, dtype=torch.float64), torch.randn(m, 3, generator=g, dtype=torch.float64)
+    inc = Incidence(hei, n, m, torch.float64)
+    exact = float(hjrl_reconstruction_loss(xo, yo, inc))
+    draws = torch.tensor([float(hjrl_reconstruction_loss(
+        xo, yo, inc, pairs=(torch.randint(n, (8,), generator=g), torch.randint(m, (8,), generator=g))))
+        for _ in range(3000)])
+    assert abs(float(draws.mean()) - exact) < 4 * float(draws.std()) / math.sqrt(len(draws))
+    assert float(draws.std()) > 0  # a real estimate, not the exact sum
+
+
+def test_hjrl_reconstruction_samples_option_uses_that_many_random_pairs_per_step():
+    from models.nn.hjrl import hjrl_reconstruction_loss
+
+    edges, hei, n = random_hypergraph(3)
+    x = torch.rand(n, 4, dtype=torch.float64) + 0.1
+    torch.manual_seed(0)
+    model = build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, dropout=0.0,
+                        reconstruction_weight=0.7, reconstruction_samples=32).double().train()
+    torch.manual_seed(5)
+    model(x, hei).square().sum().backward()
+    ours = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    h, y = model.embed(x, hei)
+    torch.manual_seed(5)  # with dropout 0 the forward draws the pairs and nothing else
+    pairs = (torch.randint(n, (32,)), torch.randint(len(edges), (32,)))
+    inc = model.incidence(x, hei, None)
+    (h.square().sum() + 0.7 * hjrl_reconstruction_loss(h, y, inc, "paper", pairs)).backward()
+    for a, p in zip(ours, model.parameters()):
+        torch.testing.assert_close(a, p.grad)
+    with pytest.raises(ValueError):
+        build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, reconstruction_samples=-1)

@@ -5,6 +5,13 @@ Every registered class has the constructor head
 ``reset_parameters()``, ``forward(x, hyperedge_index, num_hyperedges=None)`` and a ``paper`` citation.
 A model that cannot serve a task declares it as ``unsupported_tasks = {"<task>": "<reason>"}``;
 :func:`task_refusal` turns that into the message the trainer prints.
+
+Optional: ``prepare(x, hyperedge_index, num_hyperedges, **task_info)`` creates parameters whose shape depends on
+the structure (the trainer calls it before building the optimiser, ``models.tasks.Task.prepare``; node
+classification also passes the training ``labels`` and ``num_classes``); ``extra_loss()`` returns an auxiliary
+loss of the last training forward (or ``None``) that every task adds to its loss; ``equivariant = False`` with
+``equivariant_kwargs`` marks a model whose paper indexes learned parameters by node or hyperedge id (the common
+tests check it is equivariant when built with those keyword arguments).
 """
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import HfHubHTTPError
 
 from space.store import (FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request, Store,
-                         _duplicate_message, _expired, entry_key, shown)
+                         duplicate_message, expired, entry_key, shown)
 
 log = logging.getLogger(__name__)
 
@@ -267,11 +267,11 @@ class HubStore(Store):
 
         def decide(view):
             if any(entry_key(e) == entry_key(request) for e in view.visible):
-                raise DuplicateError(_duplicate_message(request, "entry exists"))
+                raise DuplicateError(duplicate_message(request, "entry exists"))
             if request.id in view.requests or any(
                     entry_key(r) == entry_key(request) and r.status in (PENDING, RUNNING, FINISHED)
                     for r in view.requests.values()):
-                raise DuplicateError(_duplicate_message(request, "request exists"))
+                raise DuplicateError(duplicate_message(request, "request exists"))
             return {path: request.to_doc()}, None
 
         self._transact(decide, repo=self.requests_repo, check=[self.results_repo],
@@ -280,7 +280,7 @@ class HubStore(Store):
     def claim(self, worker: str, ttl_s: float) -> Request | None:
         def decide(view):
             now = time.time()
-            todo = sorted((r for r in view.requests.values() if r.status == PENDING or _expired(r, now)),
+            todo = sorted((r for r in view.requests.values() if r.status == PENDING or expired(r, now)),
                           key=lambda r: (r.created, r.id))
             if not todo:
                 return {}, None
@@ -372,9 +372,9 @@ def _visible(path: str, entry: Entry, requests: Mapping[str, Request]) -> bool:
 def _refuse_duplicate_entry(view: _View, entry: Entry) -> None:
     for x in view.visible:
         if x.id == entry.id or entry_key(x) == entry_key(entry):
-            raise DuplicateError(_duplicate_message(entry, "entry exists"))
+            raise DuplicateError(duplicate_message(entry, "entry exists"))
         if entry.upload_sha256 is not None and x.upload_sha256 == entry.upload_sha256:
-            raise DuplicateError(_duplicate_message(entry, "upload_sha256"))
+            raise DuplicateError(duplicate_message(entry, "upload_sha256"))
 
 
 def _mine(view: _View, request_id: str, worker: str, *, late_ok: bool) -> Request | None:

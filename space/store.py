@@ -163,13 +163,13 @@ class Store(ABC):
         return sum(1 for x in [*self.entries(), *self.requests()] if x.submitter == submitter and x.created >= since)
 
 
-def _expired(req: Request, now: float) -> bool:
+def expired(req: Request, now: float) -> bool:
     return req.status == RUNNING and req.claim_expires is not None and req.claim_expires < now
 
 
 def shown(req: Request, now: float | None = None) -> Request:
     """The request as readers see it: an expired claim is PENDING again."""
-    if _expired(req, time.time() if now is None else now):
+    if expired(req, time.time() if now is None else now):
         return dataclasses.replace(req, status=PENDING, claimed_by=None, claim_expires=None)
     return req
 
@@ -238,7 +238,7 @@ class SQLiteStore(Store):
                        (e.id, e.model, e.revision, e.testset, e.track, e.upload_sha256, e.submitter, e.created,
                         json.dumps(e.to_doc())))
         except sqlite3.IntegrityError as exc:
-            raise DuplicateError(_duplicate_message(e, str(exc))) from None
+            raise DuplicateError(duplicate_message(e, str(exc))) from None
 
     def add_entry(self, entry: Entry) -> None:
         with self._write() as db:
@@ -266,14 +266,14 @@ class SQLiteStore(Store):
         with self._write() as db:
             if db.execute("SELECT 1 FROM entries WHERE model = ? AND revision = ? AND testset = ? AND track = ?",
                           entry_key(request)).fetchone():
-                raise DuplicateError(_duplicate_message(request, "entry exists"))
+                raise DuplicateError(duplicate_message(request, "entry exists"))
             try:
                 db.execute("INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            (request.id, request.model, request.revision, request.testset, request.track,
                             request.status, request.submitter, request.created, None, None,
                             json.dumps(request.to_doc())))
             except sqlite3.IntegrityError as exc:
-                raise DuplicateError(_duplicate_message(request, str(exc))) from None
+                raise DuplicateError(duplicate_message(request, str(exc))) from None
 
     def requests(self) -> list[Request]:
         now = time.time()
@@ -337,7 +337,7 @@ class SQLiteStore(Store):
         return a + b
 
 
-def _duplicate_message(x, detail: str) -> str:
+def duplicate_message(x, detail: str) -> str:
     if "upload_sha256" in detail:
         return "this exact file was already submitted (same sha256); it is not stored twice"
     return (f"{x.model} at revision {x.revision} on test set {x.testset} ({x.track}) is already on the leaderboard "

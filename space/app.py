@@ -1,0 +1,515 @@
+"""The HyperGVL leaderboard Space: browse, compare and submit, re-scored by the server.
+
+    python space/app.py            # local: embedded SQLite store under space/.data, seeded with the baselines
+
+Tabs: Leaderboard (HyperGVL Table 3 layout), Representations (Table 4, the task x representation heatmap, Figures 3
+and 4), Router (routed results, Figure 5 style), HNN (DHG-Bench tables and figures from ``models.study`` result
+folders), Browse (public set: image, prompt, reference answer), Submit (uploads re-scored by the server, requests
+for the worker, the queue). Built from Gradio 6 components only (``gradio_leaderboard`` needs gradio<6).
+
+Everything a user types or uploads is shown as text (Textbox, Dataframe ``str`` cells): no Markdown or HTML is
+rendered from user input. Configuration: :class:`space.service.SpaceConfig` (environment variables)."""
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+if __package__ in (None, ""):  # `python space/app.py`: make the checkout root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "space"
+
+import gradio as gr  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402
+
+from .scoring import AXES, POLICIES, SCALES, SOURCES, SubmissionError, summarise  # noqa: E402
+from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets  # noqa: E402
+from .store import Store  # noqa: E402
+from .testsets import HIDDEN, PUBLIC  # noqa: E402
+
+ALL = "all"
+TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh",
+               "ho_inc": "HO-Inc", "n_set": "N-Set", "inc_mat": "Inc-Mat"}
+VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
+INFO_COLUMNS = ["Type", "Params (B)", "Track", "Date", "Dataset version", "Link"]
+SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R"]
+DEFAULT_COLUMNS = ["Type", "Params (B)"] + SCORE_COLUMNS + ["Date", "Dataset version", "Link"]
+POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "oracle": "Oracle"}
+
+
+def make_service(config: SpaceConfig, store: Store | None = None) -> Service:
+    """The service over the Hub store when ``HF_TOKEN`` and the repository ids are set, else SQLite."""
+    if store is None:
+        from .hub_store import from_env
+
+        store = from_env()
+    return Service(config, store)
+
+
+# ================================================================================================ views
+def _opt(value):
+    return None if value in (None, "", ALL) else value
+
+
+def leaderboard_frame(service: Service, testset: str, *, model_types=None, track: str = "both", source=ALL,
+                      scale=ALL, text_rep=ALL, visual_rep=ALL, columns=None) -> pd.DataFrame:
+    """The Table 3 layout for the filters, as a DataFrame (numbers as floats; user text as plain strings)."""
+    tracks = ("vision", "text-only") if track == "both" else (track,)
+    rows = service.leaderboard_rows(testset, tracks=tracks, model_types=tuple(model_types or MODEL_TYPES + ("baseline",)),
+                                    scale=_opt(scale), source=_opt(source), text_rep=_opt(text_rep),
+                                    visual_rep=_opt(visual_rep))
+    columns = [c for c in (columns if columns is not None else DEFAULT_COLUMNS) if c in INFO_COLUMNS + SCORE_COLUMNS]
+    records = []
+    for r in rows:
+        e = r["entry"]
+        rec = {"Model": e.model + (" (text only)" if e.text_only else ""), "Type": e.model_type,
+               "Params (B)": e.num_parameters, "Track": e.track,
+               "Date": time.strftime("%Y-%m-%d", time.gmtime(e.created)), "Dataset version": e.dataset_sha256[:12],
+               "Link": e.link}
+        rec.update({t: r["per_task"].get(t) for t in TASK_CODES})
+        rec["Avg.U"], rec["Avg.R"] = r["avg_u"], r["avg_r"]
+        records.append(rec)
+    frame = pd.DataFrame(records, columns=["Model"] + INFO_COLUMNS + SCORE_COLUMNS)
+    for c in SCORE_COLUMNS + ["Params (B)"]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
+    return frame[["Model"] + columns]
+
+
+def styled(frame: pd.DataFrame):
+    """Best (green, bold) and worst (red) value of every score column marked."""
+    cols = [c for c in SCORE_COLUMNS if c in frame.columns]
+    if frame.empty or not cols:
+        return frame
+    style = frame.style.format(precision=1, na_rep="-", subset=cols + [c for c in ["Params (B)"] if c in frame])
+    if len(frame) > 1:
+        style = style.highlight_max(subset=cols, props="background-color: #c6efce; font-weight: bold")
+        style = style.highlight_min(subset=cols, props="background-color: #ffc7ce")
+    return style
+
+
+def _datatypes(frame: pd.DataFrame) -> list[str]:
+    return ["number" if c in SCORE_COLUMNS or c == "Params (B)" else "str" for c in frame.columns]
+
+
+def representation_frame(entry) -> pd.DataFrame:
+    """Table 4 layout for one entry: a row per representation (7 textual, 5 visual), a column per task."""
+    rows = []
+    for axis, labels, key in (("text_rep", TEXT_LABELS, "text_rep"), ("visual_rep", VISUAL_LABELS, "visual_rep")):
+        for rep, label in labels.items():
+            s = summarise(entry.cells, **{key: rep})
+            if s is None:
+                continue
+            rows.append({"Representation": label, **{t: s["per_task"].get(t) for t in TASK_CODES},
+                         "Avg.U": s["avg_u"], "Avg.R": s["avg_r"]})
+    frame = pd.DataFrame(rows, columns=["Representation"] + SCORE_COLUMNS)
+    for c in SCORE_COLUMNS:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
+    return frame
+
+
+def _result_dict(entry) -> dict:
+    """An entry as ``evaluators.report`` expects a results.json (matplotlib-safe label)."""
+    name = entry.model.replace("$", r"\$")[:60]
+    return {"model": {"name": name}, "scores": entry.scores, "text_only": entry.text_only}
+
+
+def _figures_dir(service: Service) -> Path:
+    d = service.config.data_dir / "figures"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:
+    """(heatmap, Fig. 3, Fig. 4) PNG paths for an entry and its test set (None where the results do not allow)."""
+    from evaluators.report import heatmap, lvlm_vs_llm, scale_curves
+
+    def compute(entries):
+        d = _figures_dir(service)
+        stamp = f"{service.store.version()}-{entry.id}"
+        heat = d / f"heatmap-{stamp}.png"
+        heatmap(_result_dict(entry), heat)
+        mine = [e for e in entries if e.testset == testset and e.model == entry.model and e.track in ("vision", "text-only")]
+        fig3 = d / f"fig3-{stamp}.png"
+        fig3_ok = lvlm_vs_llm([_result_dict(e) for e in mine], fig3)
+        fig4 = d / f"fig4-{stamp}.png"
+        vis = [e for e in entries if e.testset == testset and e.track == "vision"][:8]
+        fig4_ok = scale_curves([_result_dict(e) for e in vis], fig4)
+        return str(heat), str(fig3) if fig3_ok else None, str(fig4) if fig4_ok else None
+
+    return service.view(("repfig", entry.id, testset), compute)
+
+
+def router_frame(service: Service, testset: str) -> pd.DataFrame:
+    """Routed results: a row per (model, policy) with accuracy per task and overall (HyperGVL Fig. 5)."""
+    rows = []
+    for e in service.entries():
+        if e.testset != testset or not e.track.startswith("routed:"):
+            continue
+        s = summarise(e.cells)
+        rows.append({"Model": e.model, "Routing": POLICY_LABELS.get(e.routing, e.routing),
+                     **{t: s["per_task"].get(t) for t in TASK_CODES}, "All": s["accuracy"], "Problems": e.num_samples})
+    frame = pd.DataFrame(rows, columns=["Model", "Routing"] + list(TASK_CODES) + ["All", "Problems"])
+    for c in list(TASK_CODES) + ["All"]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
+    return frame.sort_values(["Model", "Routing"]).reset_index(drop=True)
+
+
+def router_figure(service: Service, testset: str, model: str | None) -> str | None:
+    from router.study import grouped_bars
+
+    frame = router_frame(service, testset)
+    if model:
+        frame = frame[frame["Model"] == model]
+    if frame.empty:
+        return None
+    model = frame["Model"].iloc[0]
+    frame = frame[frame["Model"] == model]
+    tasks = [t for t in TASK_CODES if frame[t].notna().any()]
+    series = {r["Routing"]: [r[t] for t in tasks] + [r["All"]] for _, r in frame.iterrows()}
+    path = _figures_dir(service) / f"router-{service.store.version()}-{abs(hash((testset, model)))}.png"
+    grouped_bars(path, tasks + ["All"], series, f"Routing: {model.replace('$', '')[:60]} on {testset}")
+    return str(path)
+
+
+def hnn_report(service: Service) -> tuple[str, list[tuple[str, str]]]:
+    """The ``models.study report`` of the configured study folders: Markdown tables and (path, caption) figures."""
+    from models.study.report import build
+
+    dirs = [d for d in service.config.study_dirs if Path(d).is_dir()]
+    if not dirs:
+        return "No HNN study results are configured (`HYPERGVL_SPACE_STUDIES`).", []
+    out = _figures_dir(service) / "hnn_report"
+    written = build(dirs, out)
+    text = "\n\n".join(Path(written[k]).read_text() for k in ("effectiveness", "fairness", "efficiency", "robustness")
+                       if k in written)
+    figures = [(str(p), k.split("/", 1)[1]) for k, p in written.items() if k.startswith("figures/")]
+    return text, figures
+
+
+def queue_frame(service: Service) -> pd.DataFrame:
+    rows = [{"Status": r.status, "Model": r.model, "Revision": r.revision, "Test set": r.testset, "Track": r.track,
+             "Submitted": time.strftime("%Y-%m-%d %H:%M", time.gmtime(r.created)), "Error": r.error or ""}
+            for r in reversed(service.store.requests())]
+    return pd.DataFrame(rows, columns=["Status", "Model", "Revision", "Test set", "Track", "Submitted", "Error"])
+
+
+def download_zip(service: Service, name: str) -> str:
+    """A zip of what users may download of a test set (the public build; a hidden set's questions only)."""
+    s = service.sets.get(name)
+    target = service.config.data_dir / "downloads" / f"{s.name}.zip"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".tmp-{threading.get_ident()}")
+        root = Path(s.download)
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
+            for p in sorted(root.rglob("*")):
+                if p.is_file():
+                    z.write(p, f"{s.name}/{p.relative_to(root)}")
+        tmp.replace(target)
+    return str(target)
+
+
+# ================================================================================================ browse
+class Browser:
+    """The public set's samples by task, scale, source and representation pair."""
+
+    def __init__(self, service: Service):
+        self.service = service
+        self._rows = {}
+
+    def rows(self, name: str):
+        if name not in self._rows:
+            from evaluators.harness import load_rows
+
+            s = self.service.sets.get(name)
+            self._rows[name] = load_rows(s.build, s.build_sha256)
+        return self._rows[name]
+
+    def show(self, name: str, task: str, scale: str, source: str, text_rep: str, visual_rep: str, number: float):
+        from hypergvl_dataset.builder import expand
+
+        s = self.service.sets.get(name)
+        if s.kind != PUBLIC:
+            return None, "", "", "Only the public set can be browsed."
+        rows = self.rows(name)
+        meta = rows.select_columns(["task", "scale", "source"])
+        keep = [i for i, (t, sc, so) in enumerate(zip(meta["task"], meta["scale"], meta["source"]))
+                if t == task and (scale == ALL or sc == scale) and (source == ALL or so == source)]
+        if not keep:
+            return None, "", "", f"No {task} problem at scale {scale} from source {source}."
+        k = min(max(int(number or 1), 1), len(keep)) - 1
+        sub = rows.select([keep[k]])
+        sample = expand(sub, [text_rep], [visual_rep])[0]
+        row = sub[0]
+        note = f"Problem {k + 1} of {len(keep)}: {row['id']} ({row['scale']}, {row['source']})"
+        return sample["image"], sample["prompt"], row["answer"], note
+
+
+# ================================================================================================ the app
+def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
+    """The Blocks app over ``service`` (``oauth``: require a Hub login to submit, rate-limited per user)."""
+    sets = current_sets(service)
+    browser = Browser(service)
+    public, hidden = sets[PUBLIC].name, sets[HIDDEN].name
+
+    def set_choices():
+        return [(s.label, s.name) for s in sorted(service.sets.all(), key=lambda s: (s.kind != PUBLIC, not s.current,
+                                                                                     -s.created))]
+
+    def lb(testset, types, track, source, scale, text_rep, visual_rep, columns):
+        frame = leaderboard_frame(service, testset, model_types=types, track=track, source=source, scale=scale,
+                                  text_rep=text_rep, visual_rep=visual_rep, columns=columns)
+        return gr.Dataframe(value=styled(frame), datatype=_datatypes(frame))
+
+    def entry_choices(testset):
+        return [(e.model + (" (text only)" if e.text_only else ""), e.id) for e in service.entries()
+                if e.testset == testset and e.track in ("vision", "text-only")]
+
+    def reps(testset, entry_id):
+        entry = next((e for e in service.entries() if e.id == entry_id), None)
+        if entry is None or entry.testset != testset:
+            choices = entry_choices(testset)
+            entry = next((e for e in service.entries() if choices and e.id == choices[0][1]), None)
+            if entry is None:
+                return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
+        heat, fig3, fig4 = representation_figures(service, entry, testset)
+        return (gr.Dropdown(choices=entry_choices(testset), value=entry.id), representation_frame(entry), heat, fig3,
+                fig4)
+
+    def routed(testset):
+        frame = router_frame(service, testset)
+        return frame, router_figure(service, testset, None)
+
+    def submitter_of(request: gr.Request | None, profile) -> str:
+        if oauth:
+            if profile is None:
+                raise SubmissionError("log in with your Hugging Face account to submit")
+            return f"user:{profile.username}"
+        host = getattr(getattr(request, "client", None), "host", None) or "unknown"
+        return f"ip:{host}"
+
+    def do_submit(file, model, link, revision, model_type, params, track, routing, testset, request: gr.Request,
+                  profile=None):
+        try:
+            if file is None:
+                raise SubmissionError("choose a samples.jsonl or a zip of an evaluate output folder")
+            sub = Submission(model=model, testset=testset, track=track, routing=routing or None, model_type=model_type,
+                             num_parameters=None if params in (None, "") else params, link=link, revision=revision)
+            entry = service.submit_upload(getattr(file, "name", file), sub, submitter_of(request, profile))
+        except SubmissionError as exc:
+            return f"Rejected: {exc}"
+        except Exception as exc:  # noqa: BLE001 - never a traceback page
+            return f"Rejected: the upload could not be read ({type(exc).__name__})"
+        s = entry.scores
+        return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}), re-scored by the server over "
+                f"{entry.num_samples} samples: accuracy {s['accuracy']:.2f}, Avg.U {_num(s['avg_u'])}, "
+                f"Avg.R {_num(s['avg_r'])}. Status FINISHED.")
+
+    def do_request(model, link, revision, model_type, params, track, testset, request: gr.Request, profile=None):
+        try:
+            sub = Submission(model=model, testset=testset, track=track, model_type=model_type,
+                             num_parameters=None if params in (None, "") else params, link=link, revision=revision)
+            req = service.request(sub, submitter_of(request, profile))
+        except SubmissionError as exc:
+            return f"Rejected: {exc}", queue_frame(service)
+        return f"Queued: {req.model} at {req.revision} on {req.testset} ({req.track}), PENDING.", queue_frame(service)
+
+    if oauth:  # gradio injects the profile by annotation only
+        def submit_fn(file, model, link, revision, model_type, params, track, routing, testset, request: gr.Request,
+                      profile: gr.OAuthProfile | None):
+            return do_submit(file, model, link, revision, model_type, params, track, routing, testset, request, profile)
+
+        def request_fn(model, link, revision, model_type, params, track, testset, request: gr.Request,
+                       profile: gr.OAuthProfile | None):
+            return do_request(model, link, revision, model_type, params, track, testset, request, profile)
+    else:
+        def submit_fn(file, model, link, revision, model_type, params, track, routing, testset, request: gr.Request):
+            return do_submit(file, model, link, revision, model_type, params, track, routing, testset, request)
+
+        def request_fn(model, link, revision, model_type, params, track, testset, request: gr.Request):
+            return do_request(model, link, revision, model_type, params, track, testset, request)
+
+    with gr.Blocks(title="HyperGVL leaderboard", delete_cache=(3600, 3600)) as app:
+        gr.Markdown("# HyperGVL leaderboard\nHypergraph understanding and reasoning of vision-language models "
+                    "(12 tasks, 7 textual x 5 visual representations). Every score is computed by this server from "
+                    "the raw responses; submitted scores are never used.")
+        if oauth:
+            gr.LoginButton()
+        with gr.Tab("Leaderboard", id="tab-leaderboard"):
+            with gr.Row():
+                lb_set = gr.Radio(set_choices(), value=public, label="Test set", elem_id="lb-set")
+                lb_types = gr.CheckboxGroup(list(MODEL_TYPES) + ["baseline"], value=list(MODEL_TYPES) + ["baseline"],
+                                            label="Model type", elem_id="lb-types")
+                lb_track = gr.Radio(["both", "vision", "text-only"], value="both", label="Input",
+                                    elem_id="lb-track")
+            with gr.Row():
+                lb_source = gr.Radio([ALL, *SOURCES], value=ALL, label="Source", elem_id="lb-source")
+                lb_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="lb-scale")
+                lb_text = gr.Dropdown([ALL, *[(v, k) for k, v in TEXT_LABELS.items()]], value=ALL,
+                                      label="Text representation", elem_id="lb-text")
+                lb_visual = gr.Dropdown([ALL, *[(v, k) for k, v in VISUAL_LABELS.items()], ("none (text only)", "none")],
+                                        value=ALL, label="Visual representation", elem_id="lb-visual")
+            lb_cols = gr.CheckboxGroup(INFO_COLUMNS + SCORE_COLUMNS, value=DEFAULT_COLUMNS, label="Columns",
+                                       elem_id="lb-cols")
+            first = leaderboard_frame(service, public)
+            lb_table = gr.Dataframe(value=styled(first), datatype=_datatypes(first), interactive=False,
+                                    show_search="filter", pinned_columns=1, elem_id="lb", max_chars=80,
+                                    buttons=["copy", "fullscreen"])
+            gr.Markdown("Green: best in the column; red: worst. Avg.U: mean over the six understanding tasks; Avg.R: "
+                        "over the six reasoning tasks (HyperGVL Table 3).")
+            inputs = [lb_set, lb_types, lb_track, lb_source, lb_scale, lb_text, lb_visual, lb_cols]
+            for c in inputs:
+                c.change(lb, inputs, lb_table, api_name=False, queue=False)
+            gr.Button("Refresh", elem_id="lb-refresh", size="sm").click(lb, inputs, lb_table, api_name="leaderboard")
+
+        with gr.Tab("Representations", id="tab-reps"):
+            rep_set = gr.Radio(set_choices(), value=public, label="Test set", elem_id="rep-set")
+            rep_model = gr.Dropdown(entry_choices(public), label="Model", elem_id="rep-model")
+            rep_table = gr.Dataframe(interactive=False, elem_id="rep-table", label="Accuracy by representation "
+                                     "(HyperGVL Table 4 layout)")
+            with gr.Row():
+                rep_heat = gr.Image(label="Task x representation", type="filepath", elem_id="rep-heat")
+                rep_fig3 = gr.Image(label="LVLM vs its text-only run (Fig. 3)", type="filepath", elem_id="rep-fig3")
+            rep_fig4 = gr.Image(label="Accuracy by scale, synthetic vs real (Fig. 4)", type="filepath",
+                                elem_id="rep-fig4")
+            outs = [rep_model, rep_table, rep_heat, rep_fig3, rep_fig4]
+            rep_set.change(lambda s: reps(s, None), rep_set, outs, api_name=False)
+            rep_model.change(reps, [rep_set, rep_model], outs, api_name=False)
+
+        with gr.Tab("Router", id="tab-router"):
+            rt_set = gr.Radio(set_choices(), value=public, label="Test set", elem_id="rt-set")
+            rt_table = gr.Dataframe(interactive=False, elem_id="rt-table", label="Routed results: one pair per problem")
+            rt_fig = gr.Image(label="Router vs Rand vs Top vs oracle (Fig. 5 style)", type="filepath", elem_id="rt-fig")
+            rt_set.change(routed, rt_set, [rt_table, rt_fig], api_name=False)
+
+        with gr.Tab("HNN", id="tab-hnn"):
+            gr.Markdown("DHG-Bench studies of the hypergraph neural networks, drawn from `models.study` result "
+                        "folders (`python -m models.study report`): effectiveness, fairness (Table A8, Figure 5), "
+                        "efficiency (Figure 1) and robustness (Figures 2-4).")
+            hnn_text = gr.Markdown(elem_id="hnn-text")
+            hnn_gallery = gr.Gallery(label="Figures", elem_id="hnn-figures", columns=2, height="auto")
+
+        with gr.Tab("Browse", id="tab-browse"):
+            with gr.Row():
+                br_task = gr.Dropdown(list(TASK_CODES), value=TASK_CODES[0], label="Task", elem_id="br-task")
+                br_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="br-scale")
+                br_source = gr.Radio([ALL, *SOURCES], value=ALL, label="Source", elem_id="br-source")
+            with gr.Row():
+                br_text = gr.Dropdown([(v, k) for k, v in TEXT_LABELS.items()], value="n_set",
+                                      label="Text representation", elem_id="br-text")
+                br_visual = gr.Dropdown([(v, k) for k, v in VISUAL_LABELS.items()], value="enc_hy",
+                                        label="Visual representation", elem_id="br-visual")
+                br_number = gr.Number(1, label="Problem", precision=0, minimum=1, elem_id="br-number")
+            br_note = gr.Textbox(label="Problem", interactive=False, elem_id="br-note")
+            with gr.Row():
+                br_image = gr.Image(label="Image", type="pil", elem_id="br-image")
+                with gr.Column():
+                    br_prompt = gr.Textbox(label="Prompt", lines=12, interactive=False, elem_id="br-prompt")
+                    br_answer = gr.Textbox(label="Reference answer", interactive=False, elem_id="br-answer")
+            br_inputs = [br_task, br_scale, br_source, br_text, br_visual, br_number]
+            for c in br_inputs:
+                c.change(lambda *a: browser.show(public, *a), br_inputs, [br_image, br_prompt, br_answer, br_note],
+                         api_name=False)
+
+        with gr.Tab("Submit", id="tab-submit"):
+            gr.Markdown(
+                "**Evaluate** with `hypergvl evaluate --dataset SET --model ... --out RUN` on the public set "
+                f"(`hypergvl build --per-task {service.config.per_task} --seed {service.config.public_seed}` "
+                "rebuilds it exactly) or on the hidden set's questions (download below: no answers, no "
+                "references), then upload `samples.jsonl` or a zip of the `RUN` folder. The server re-scores every "
+                "response against its own references and needs every sample of the chosen track exactly once.")
+            with gr.Row():
+                gr.DownloadButton("Public set (with answers)", value=lambda: download_zip(service, public),
+                                  elem_id="dl-public")
+                gr.DownloadButton("Hidden set (questions only)", value=lambda: download_zip(service, hidden),
+                                  elem_id="dl-hidden")
+            with gr.Row():
+                with gr.Column():
+                    sub_file = gr.File(label="samples.jsonl or a zip of the evaluate folder",
+                                       file_types=[".zip", ".jsonl"], elem_id="sub-file")
+                    sub_set = gr.Radio([(sets[PUBLIC].label, public), (sets[HIDDEN].label, hidden)], value=public,
+                                       label="Test set", elem_id="sub-set")
+                    sub_track = gr.Radio(["vision", "text-only", "routed"], value="vision", label="Track",
+                                         elem_id="sub-track")
+                    sub_routing = gr.Dropdown(["", *POLICIES], value="", label="Routing policy (routed track)",
+                                              elem_id="sub-routing")
+                with gr.Column():
+                    sub_model = gr.Textbox(label="Model name", max_length=120, elem_id="sub-model")
+                    sub_link = gr.Textbox(label="Hub id or URL", max_length=300, elem_id="sub-link")
+                    sub_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="sub-revision")
+                    sub_type = gr.Radio(list(MODEL_TYPES), value="open", label="Type", elem_id="sub-type")
+                    sub_params = gr.Number(None, label="Parameters (billions)", elem_id="sub-params")
+            sub_btn = gr.Button("Submit", variant="primary", elem_id="sub-btn")
+            sub_result = gr.Textbox(label="Result", interactive=False, elem_id="sub-result")
+            sub_btn.click(submit_fn, [sub_file, sub_model, sub_link, sub_revision, sub_type, sub_params, sub_track,
+                                      sub_routing, sub_set], sub_result, api_name="submit", concurrency_limit=1)
+
+            gr.Markdown("**Or request an evaluation** of a Hub model: the Space's worker runs it (PENDING -> RUNNING "
+                        "-> FINISHED or FAILED).")
+            with gr.Row():
+                req_model = gr.Textbox(label="Hub model id (org/name)", max_length=200, elem_id="req-model")
+                req_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="req-revision")
+                req_type = gr.Radio(list(MODEL_TYPES), value="open", label="Type", elem_id="req-type")
+                req_params = gr.Number(None, label="Parameters (billions)", elem_id="req-params")
+                req_track = gr.Radio(["vision", "text-only"], value="vision", label="Track", elem_id="req-track")
+                req_set = gr.Radio([(sets[PUBLIC].label, public), (sets[HIDDEN].label, hidden)], value=public,
+                                   label="Test set", elem_id="req-set")
+            req_btn = gr.Button("Request evaluation", elem_id="req-btn")
+            req_result = gr.Textbox(label="Request", interactive=False, elem_id="req-result")
+            queue = gr.Dataframe(queue_frame(service), interactive=False, label="Queue", elem_id="queue",
+                                 datatype=["str"] * 7)
+            req_link = gr.Textbox(visible=False)
+            req_btn.click(request_fn, [req_model, req_link, req_revision, req_type, req_params, req_track, req_set],
+                          [req_result, queue], api_name="request", concurrency_limit=1)
+            gr.Button("Refresh queue", size="sm", elem_id="queue-refresh").click(
+                lambda: queue_frame(service), None, queue, api_name="queue")
+            gr.Timer(15).tick(lambda: queue_frame(service), None, queue, api_name=False)
+
+        def on_load():
+            text, figures = hnn_report(service)
+            heat = reps(public, None)
+            return (text, figures, *heat, *routed(public),
+                    *browser.show(public, TASK_CODES[0], ALL, ALL, "n_set", "enc_hy", 1))
+
+        app.load(on_load, None, [hnn_text, hnn_gallery, *outs, rt_table, rt_fig, br_image, br_prompt, br_answer,
+                                 br_note], api_name=False)
+    return app
+
+
+def _num(v) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def launch(service: Service, *, port: int | None = None, oauth: bool = False, prevent_thread_lock: bool = False,
+           quiet: bool = False):
+    app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
+    data = service.config.data_dir
+    # Only figures and the two downloads may be served; the hidden build, the seeds, uploads and runs never.
+    return app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
+                      max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
+                      quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],
+                      blocked_paths=[str(data / d) for d in ("private", "builds", "uploads", "runs")]
+                      + [str(data / "leaderboard.sqlite")])
+
+
+def main() -> None:
+    import os
+
+    config = SpaceConfig.from_env()
+    service = make_service(config)
+    current_sets(service)
+    if config.seed_baselines:
+        from .seed import seed
+
+        print("seeding the baselines (first start only) ...", flush=True)
+        seed(service)
+    launch(service, oauth=bool(os.environ.get("OAUTH_CLIENT_ID")))
+
+
+if __name__ == "__main__":
+    main()

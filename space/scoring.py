@@ -1,0 +1,323 @@
+"""Server-side scoring of a submission: read the upload defensively, check it covers the chosen selection exactly
+once, and re-score every raw response with the ``hypergvl_accuracy`` metric against the server's own references.
+
+Nothing a user sends is trusted or executed: only ``samples.jsonl`` lines (JSON objects with a string ``id`` and a
+string ``response``) are read; submitted ``correct``/``parsed`` fields and ``results.json`` scores are ignored. A
+``results.json`` in a zip is read only to check that the run was answered on the set it is submitted to.
+
+Per-sample verdicts are kept as *cells*: counts ``[task, text rep, visual rep, scale, source, samples, correct,
+unparsed]`` (indices into :data:`AXES`), at most 12 x 7 x 6 x 3 x 2 rows per entry. Every filtered leaderboard
+view (source, scale, representation pair) is :func:`summarise` of those counts, which equals the metric's own
+aggregation over the same samples (tested).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hypergvl_dataset.builder import TEXT_ONLY, VISUAL_REPS
+from hypergvl_dataset.tasks import TASK_CODES, UNDERSTANDING
+
+SCALES = ("small", "medium", "large")
+SOURCES = ("synthetic", "real")
+
+
+def _text_reps() -> tuple[str, ...]:
+    from hypergvl_dataset.text import TEXT_REPS
+
+    return tuple(TEXT_REPS)
+
+
+AXES = {"task": TASK_CODES, "text_rep": _text_reps(), "visual_rep": VISUAL_REPS + (TEXT_ONLY,), "scale": SCALES,
+        "source": SOURCES}
+TRACKS = ("vision", "text-only", "routed")
+POLICIES = ("router", "rand", "top", "oracle")
+
+
+class SubmissionError(ValueError):
+    """What is wrong with an upload, and where (line, field); nothing is stored."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 64 * 2 ** 20          # the upload itself (also gradio's max_file_size)
+    max_unzipped_bytes: int = 256 * 2 ** 20
+    max_zip_members: int = 16
+    max_lines: int = 100_000               # a full submission is 84,000 lines
+    max_line_bytes: int = 256 * 2 ** 10
+    max_response_chars: int = 64 * 2 ** 10
+
+
+# ================================================================================================ reading
+def read_upload(path: str | Path, limits: Limits = Limits()) -> tuple[list[dict], dict | None, str]:
+    """``(records, results_json_or_None, sha256_of_the_file)`` of a ``.jsonl`` file or a ``.zip`` of a
+    ``hypergvl evaluate`` output folder. Records keep only ``id`` and ``response`` plus ``line``."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise SubmissionError(f"the upload is {size:,} bytes; the limit is {limits.max_bytes:,}")
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    if data[:2] == b"PK":
+        samples, results = _read_zip(data, limits)
+    else:
+        samples, results = data, None
+    return parse_samples(samples, limits), results, sha
+
+
+def _read_zip(data: bytes, limits: Limits) -> tuple[bytes, dict | None]:
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+        infos = z.infolist()
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise SubmissionError(f"the zip is damaged: {exc}") from None
+    if len(infos) > limits.max_zip_members:
+        raise SubmissionError(f"the zip holds {len(infos)} entries; the limit is {limits.max_zip_members}")
+    files: dict[str, zipfile.ZipInfo] = {}
+    total = 0
+    for info in infos:
+        name = info.filename
+        parts = name.replace("\\", "/").split("/")
+        if name.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+            raise SubmissionError(f"zip entry {name!r} points outside its folder")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise SubmissionError(f"zip entry {name!r} is a symbolic link; links are not accepted")
+        if info.is_dir():
+            continue
+        if info.flag_bits & 0x1:
+            raise SubmissionError(f"zip entry {name!r} is encrypted")
+        total += info.file_size
+        if total > limits.max_unzipped_bytes:
+            raise SubmissionError(f"the zip unpacks to more than {limits.max_unzipped_bytes:,} bytes")
+        if parts[-1] in files:
+            raise SubmissionError(f"the zip holds two files named {parts[-1]!r}: zip one evaluate output folder")
+        files[parts[-1]] = info
+        if len([p for p in parts if p]) > 2:
+            raise SubmissionError(f"zip entry {name!r} is nested too deep: zip the evaluate output folder itself")
+    if any(n.startswith("samples.rank") for n in files):
+        raise SubmissionError("the zip holds per-rank logs (samples.rank*.jsonl): the run did not finish; rerun the "
+                              "same evaluate command so it merges them into samples.jsonl")
+    if "samples.jsonl" not in files:
+        raise SubmissionError("the zip has no samples.jsonl (zip the folder `hypergvl evaluate --out` wrote)")
+
+    def read(info: zipfile.ZipInfo, cap: int) -> bytes:
+        with z.open(info) as f:
+            out = f.read(cap + 1)
+        if len(out) > cap:
+            raise SubmissionError(f"zip entry {info.filename!r} is larger than it claims")
+        return out
+
+    samples = read(files["samples.jsonl"], limits.max_unzipped_bytes)
+    results = None
+    if "results.json" in files:
+        try:
+            results = json.loads(read(files["results.json"], 4 * 2 ** 20))
+            if not isinstance(results, dict):
+                raise ValueError("not an object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise SubmissionError(f"results.json in the zip is not a JSON object ({exc})") from None
+    return samples, results
+
+
+def parse_samples(data: bytes, limits: Limits = Limits()) -> list[dict]:
+    """Validate ``samples.jsonl`` line by line: errors name the line and the field."""
+    records, first_line = [], {}
+    lines = data.split(b"\n")
+    if len(lines) > limits.max_lines + 1:
+        raise SubmissionError(f"samples.jsonl has more than {limits.max_lines:,} lines")
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        if len(raw) > limits.max_line_bytes:
+            raise SubmissionError(f"line {n}: longer than {limits.max_line_bytes:,} bytes")
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise SubmissionError(f"line {n}: not UTF-8 text") from None
+        except ValueError as exc:
+            raise SubmissionError(f"line {n}: not JSON ({exc})") from None
+        if not isinstance(rec, dict):
+            raise SubmissionError(f"line {n}: expected a JSON object, got {type(rec).__name__}")
+        for key in ("id", "response"):
+            if key not in rec:
+                raise SubmissionError(f"line {n}: field {key!r} is missing")
+            if not isinstance(rec[key], str):
+                raise SubmissionError(f"line {n}: field {key!r} must be a string, got {_kind(rec[key])}")
+        if len(rec["response"]) > limits.max_response_chars:
+            raise SubmissionError(f"line {n}: field 'response' is longer than {limits.max_response_chars:,} characters")
+        if rec["id"] in first_line:
+            raise SubmissionError(f"line {n}: sample {rec['id']!r} appears twice (first on line {first_line[rec['id']]})")
+        first_line[rec["id"]] = n
+        kept = {"id": rec["id"], "response": rec["response"], "line": n}
+        if isinstance(rec.get("reference"), str):
+            kept["reference"] = rec["reference"]
+        records.append(kept)
+    if not records:
+        raise SubmissionError("samples.jsonl holds no samples")
+    return records
+
+
+def _kind(value) -> str:
+    return "null" if value is None else {bool: "boolean", int: "number", float: "number", list: "array",
+                                          dict: "object"}.get(type(value), type(value).__name__)
+
+
+# ================================================================================================ references
+class SampleIndex:
+    """What the server knows about every meta problem of a test set: task, scale, source and reference."""
+
+    def __init__(self, meta: dict[str, tuple[int, int, int, str]], build_sha256: str):
+        self.meta, self.build_sha256 = meta, build_sha256  # meta id -> (task, scale, source indices, reference)
+
+    @classmethod
+    def from_build(cls, build: str, build_sha256: str) -> "SampleIndex":
+        from evaluators.harness import load_rows
+
+        rows = load_rows(build, build_sha256).select_columns(["id", "task", "scale", "source", "reference"])
+        t, s, o = ({v: i for i, v in enumerate(AXES[a])} for a in ("task", "scale", "source"))
+        meta = {m: (t[task], s[scale], o[source], ref) for m, task, scale, source, ref in
+                zip(rows["id"], rows["task"], rows["scale"], rows["source"], rows["reference"])}
+        return cls(meta, build_sha256)
+
+    def required(self, track: str) -> int:
+        """How many samples a complete submission of ``track`` has."""
+        per = {"vision": len(AXES["text_rep"]) * len(VISUAL_REPS), "text-only": len(AXES["text_rep"]), "routed": 1}
+        return len(self.meta) * per[track]
+
+
+def check_selection(records: list[dict], index: SampleIndex, track: str) -> list[tuple[int, int, int]]:
+    """The (meta, text, visual) indices of every record; :class:`SubmissionError` for an unknown sample id, a sample
+    outside the track, a routed problem answered twice, or a missing sample."""
+    texts = {v: i for i, v in enumerate(AXES["text_rep"])}
+    visuals = {v: i for i, v in enumerate(AXES["visual_rep"])}
+    allowed = {"vision": set(VISUAL_REPS), "text-only": {TEXT_ONLY}, "routed": set(VISUAL_REPS) | {TEXT_ONLY}}[track]
+    seen_meta: dict[str, int] = {}
+    out = []
+    for rec in records:
+        meta, sep, rest = rec["id"].partition("/")
+        text, sep2, visual = rest.partition("/")
+        if not (sep and sep2) or meta not in index.meta or text not in texts or visual not in visuals:
+            raise SubmissionError(f"line {rec['line']}: unknown sample id {rec['id']!r} (not in this test set)")
+        if visual not in allowed:
+            raise SubmissionError(f"line {rec['line']}: sample {rec['id']!r} is not part of the {track} track")
+        if track == "routed":
+            if meta in seen_meta:
+                raise SubmissionError(f"line {rec['line']}: problem {meta} is answered twice (also on line "
+                                      f"{seen_meta[meta]}); a routed run answers one pair per problem")
+            seen_meta[meta] = rec["line"]
+        if "reference" in rec and rec["reference"] != index.meta[meta][3]:
+            raise SubmissionError(f"line {rec['line']}: sample {rec['id']!r} was answered on another build (its "
+                                  "reference differs from this test set's)")
+        out.append((meta, texts[text], visuals[visual]))
+    want = index.required(track)
+    if len(records) != want:
+        have = {r["id"] for r in records}
+        example = _first_missing(index, track, have)
+        raise SubmissionError(f"the {track} track of this test set has {want:,} samples; the upload has "
+                              f"{len(records):,} (missing e.g. {example})")
+    return out
+
+
+def _first_missing(index: SampleIndex, track: str, have: set[str]) -> str:
+    if track == "routed":
+        answered = {h.partition("/")[0] for h in have}
+        return next(m for m in index.meta if m not in answered)
+    visuals = VISUAL_REPS if track == "vision" else (TEXT_ONLY,)
+    return next(f"{m}/{t}/{v}" for m in index.meta for t in AXES["text_rep"] for v in visuals
+                if f"{m}/{t}/{v}" not in have)
+
+
+def check_results_json(results: dict | None, served_sha256: str, track: str) -> None:
+    """A zip's ``results.json`` must come from a run over the set submitted to, on the same track."""
+    if results is None:
+        return
+    try:
+        sha = results["dataset"]["build_sha256"]
+    except (KeyError, TypeError):
+        raise SubmissionError("results.json in the zip has no dataset.build_sha256") from None
+    if sha != served_sha256:
+        raise SubmissionError(f"the run was answered on build {str(sha)[:12]}, not on this test set "
+                              f"({served_sha256[:12]}): evaluate on the set you submit to")
+    if bool(results.get("text_only")) != (track == "text-only"):
+        raise SubmissionError(f"results.json says text_only={bool(results.get('text_only'))}, but the {track} "
+                              "track was chosen")
+
+
+# ================================================================================================ scoring
+_METRIC = None
+
+
+def metric():
+    """The ``hypergvl_accuracy`` metric, loaded once per process."""
+    global _METRIC
+    if _METRIC is None:
+        import evaluate
+
+        from evaluators import metric_path
+
+        _METRIC = evaluate.load(metric_path("hypergvl_accuracy"))
+    return _METRIC
+
+
+@dataclass
+class Scored:
+    scores: dict
+    cells: list
+    num_samples: int
+
+
+def score(records: list[dict], index: SampleIndex, track: str) -> Scored:
+    """Check the selection and re-score every response against ``index``'s references."""
+    keys = check_selection(records, index, track)
+    refs = [index.meta[m][3] for m, _, _ in keys]
+    text_names, visual_names = AXES["text_rep"], AXES["visual_rep"]
+    out = metric().compute(
+        predictions=[r["response"] for r in records], references=refs, return_verdicts=True,
+        text_reps=[text_names[t] for _, t, _ in keys], visual_reps=[visual_names[v] for _, _, v in keys],
+        scales=[SCALES[index.meta[m][1]] for m, _, _ in keys], sources=[SOURCES[index.meta[m][2]] for m, _, _ in keys])
+    correct, unparsed = out.pop("correct"), out.pop("unparsed")
+    out.pop("parsed")
+    cols = np.array([(index.meta[m][0], t, v, index.meta[m][1], index.meta[m][2]) for m, t, v in keys], dtype=np.int64)
+    return Scored(out, cells_from(cols, np.asarray(correct), np.asarray(unparsed)), len(records))
+
+
+def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> list[list[int]]:
+    """Count samples, correct and unparsed answers per (task, text, visual, scale, source) cell."""
+    sizes = [len(AXES[a]) for a in AXES]
+    flat = np.ravel_multi_index(cols.T, sizes)
+    n = int(np.prod(sizes))
+    total = np.bincount(flat, minlength=n)
+    right = np.bincount(flat, weights=correct.astype(np.float64), minlength=n)
+    miss = np.bincount(flat, weights=unparsed.astype(np.float64), minlength=n)
+    nz = np.flatnonzero(total)
+    coords = np.array(np.unravel_index(nz, sizes)).T
+    return [[*map(int, c), int(total[k]), int(right[k]), int(miss[k])] for c, k in zip(coords, nz)]
+
+
+def summarise(cells, *, scale: str | None = None, source: str | None = None, text_rep: str | None = None,
+              visual_rep: str | None = None) -> dict | None:
+    """Accuracy per task, Avg.U (understanding tasks), Avg.R (reasoning tasks) and overall accuracy, in percent,
+    over the cells matching the filters (None = all); None when no sample matches."""
+    a = np.asarray(cells, dtype=np.int64).reshape(-1, 8)
+    mask = np.ones(len(a), dtype=bool)
+    for col, axis, value in ((3, "scale", scale), (4, "source", source), (1, "text_rep", text_rep),
+                             (2, "visual_rep", visual_rep)):
+        if value is not None:
+            mask &= a[:, col] == AXES[axis].index(value)
+    a = a[mask]
+    if not len(a):
+        return None
+    total = np.bincount(a[:, 0], weights=a[:, 5], minlength=len(TASK_CODES))
+    right = np.bincount(a[:, 0], weights=a[:, 6], minlength=len(TASK_CODES))
+    per_task = {TASK_CODES[t]: 100.0 * right[t] / total[t] for t in range(len(TASK_CODES)) if total[t]}
+    u = [v for k, v in per_task.items() if k in UNDERSTANDING]
+    r = [v for k, v in per_task.items() if k not in UNDERSTANDING]
+    return {"per_task": per_task, "avg_u": float(np.mean(u)) if u else None, "avg_r": float(np.mean(r)) if r else None,
+            "accuracy": 100.0 * float(a[:, 6].sum()) / float(a[:, 5].sum()), "num_samples": int(a[:, 5].sum())}

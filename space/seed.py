@@ -1,0 +1,47 @@
+"""Seed an empty store with the baselines, scored by the server like any submission.
+
+On every current test set: ``baseline:symbolic`` and ``baseline:random`` on the vision track (all 35 pairs) and
+``baseline:symbolic`` text-only (HyperGVL sec. 3.3's LLM setting); on the public set also the routed runs of
+``baseline:symbolic`` under Rand, Top and the oracle of its exhaustive run (HyperGVL sec. 4; a trained WiseHyGR
+router enters through a submission). Idempotent: entries already stored are skipped."""
+from __future__ import annotations
+
+from .service import Service, current_sets
+from .store import DuplicateError, entry_key
+from .testsets import PUBLIC
+
+BASELINES = (("baseline:symbolic", "vision", None), ("baseline:random", "vision", None),
+             ("baseline:symbolic", "text-only", None))
+ROUTED = (("baseline:symbolic", "rand", "rand:0"), ("baseline:symbolic", "top", "top"),
+          ("baseline:symbolic", "oracle", "oracle:{exhaustive}"))
+
+
+def seed(service: Service) -> int:
+    """Evaluate and store the missing baseline entries; returns how many were added."""
+    from .worker import evaluate_to_entry
+
+    sets = current_sets(service)
+    have = {entry_key(e) for e in service.entries()}
+    runs = service.config.data_dir / "runs" / "seed"
+    added = 0
+    jobs = [(s, m, track, None, track) for s in sets.values() for m, track, _ in BASELINES]
+    jobs += [(sets[PUBLIC], m, f"routed:{policy}", spec, f"routed-{policy}") for m, policy, spec in ROUTED]
+    for testset, model, track, routing, folder in jobs:
+        if (model, "builtin", testset.name, track) in have:
+            continue
+        out = runs / testset.name / f"{model.replace(':', '-')}-{folder}"
+        if routing and "{exhaustive}" in routing:  # the oracle reads an exhaustive run (resumed if it exists)
+            from evaluators.harness import evaluate_model
+
+            exhaustive = runs / testset.name / f"{model.replace(':', '-')}-vision"
+            evaluate_model(testset.build, model, exhaustive, progress=False)
+            routing = routing.format(exhaustive=exhaustive)
+        entry = evaluate_to_entry(service, model, testset.name, track, out, routing=routing, revision="builtin",
+                                  model_type="baseline", num_parameters=0.0, link="", origin="seed",
+                                  submitter="space")
+        try:
+            service.store.add_entry(entry)
+            added += 1
+        except DuplicateError:
+            pass  # another process seeded it first
+    return added

@@ -1,0 +1,181 @@
+"""The test sets the Space serves: the public build and a hidden one whose answers never leave the server.
+
+The public set is an ordinary ``hypergvl build`` from a published seed: anyone can rebuild it bit for bit
+(``hypergvl build --per-task N --seed S`` gives the same ``build_sha256``) and browse its answers here. The hidden
+set (beyond the paper's leaderboard; ``reference/leaderboard.md`` sec. 5, the GSM-Symbolic approach) is built with
+the same builder from a secret seed; users get only its questions-only version (``hypergvl strip``: no answers, no
+references, no params, no seed) and the server scores their raw responses against the private build. Rotating it
+(a new seed) retires the old set: its results stay, labelled with it, so a model tuned on an earlier release
+cannot know the current answers.
+
+Secret seeds: ``$HYPERGVL_HIDDEN_SEED`` (a Space secret) when set, else a random seed kept in
+``<data>/private/hidden_seeds.json`` (mode 0600). Neither the registry (``<data>/testsets.json``) nor any page shows
+a seed; a set is named after its digest (``public-<sha8>``, ``hidden-<sha8>``)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+PUBLIC, HIDDEN = "public", "hidden"
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """``served_sha256`` is the ``build_sha256`` a user's ``results.json`` shows for this set: the full build's for
+    the public set, the questions-only build's for a hidden one. ``build`` (with the references) is server-only for a
+    hidden set; ``download`` is the folder users get."""
+
+    name: str
+    kind: str
+    build: str
+    download: str
+    build_sha256: str
+    served_sha256: str
+    per_task: int
+    created: float
+    current: bool
+
+    @property
+    def label(self) -> str:
+        state = "" if self.current else ", retired"
+        return f"{self.kind} ({self.name}{state})"
+
+
+class TestSets:
+    """The registry of test sets in ``data_dir`` (builds them on first use; safe across threads)."""
+
+    def __init__(self, data_dir: Path, *, public_seed: int = 0, per_task: int = 4, hidden_seed: int | None = None,
+                 workers: int = 1):
+        self.dir = Path(data_dir)
+        self.public_seed, self.per_task, self.workers = public_seed, per_task, workers
+        self._env_seed = hidden_seed
+        self._lock = threading.Lock()
+        self._indexes: dict[str, object] = {}
+
+    # ------------------------------------------------------------------------------------------ registry
+    @property
+    def _registry(self) -> Path:
+        return self.dir / "testsets.json"
+
+    def all(self) -> list[TestSet]:
+        try:
+            docs = json.loads(self._registry.read_text())
+        except FileNotFoundError:
+            return []
+        return [TestSet(**d) for d in docs]
+
+    def _save(self, sets: list[TestSet]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self._registry.with_name(f".testsets.json.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps([asdict(s) for s in sets], indent=2) + "\n")
+        os.replace(tmp, self._registry)
+
+    def get(self, name: str) -> TestSet:
+        for s in self.all():
+            if s.name == name:
+                return s
+        raise KeyError(f"unknown test set {name!r}")
+
+    def current(self, kind: str) -> TestSet:
+        for s in self.all():
+            if s.kind == kind and s.current:
+                return s
+        raise KeyError(f"no current {kind} test set")
+
+    # ------------------------------------------------------------------------------------------ building
+    def ensure(self) -> list[TestSet]:
+        """Build the public set and the current hidden set when absent (idempotent)."""
+        with self._lock:
+            sets = self.all()
+            if not any(s.kind == PUBLIC for s in sets):
+                sets.append(self._make(PUBLIC, self.public_seed))
+                self._save(sets)
+            seed = self._hidden_seed()
+            if not any(s.kind == HIDDEN and s.current for s in sets) or self._env_seed is not None:
+                candidate = self._make(HIDDEN, seed)
+                if not any(s.name == candidate.name for s in sets):  # a new secret seed: the old set retires
+                    sets = [_retired(s) if s.kind == HIDDEN else s for s in sets] + [candidate]
+                    self._save(sets)
+            return sets
+
+    def rotate_hidden(self, seed: int | None = None) -> TestSet:
+        """Retire the current hidden set and build a new one from a new secret seed."""
+        if self._env_seed is not None and seed is None:
+            raise ValueError("the hidden seed comes from $HYPERGVL_HIDDEN_SEED: change that secret to rotate")
+        with self._lock:
+            seed = secrets.randbelow(2 ** 62) if seed is None else seed
+            self._remember_seed(seed)
+            new = self._make(HIDDEN, seed)
+            sets = [_retired(s) if s.kind == HIDDEN else s for s in self.all() if s.name != new.name] + [new]
+            self._save(sets)
+            return new
+
+    def _seeds_file(self) -> Path:
+        return self.dir / "private" / "hidden_seeds.json"
+
+    def _hidden_seed(self) -> int:
+        if self._env_seed is not None:
+            return self._env_seed
+        try:
+            return json.loads(self._seeds_file().read_text())[-1]
+        except FileNotFoundError:
+            seed = secrets.randbelow(2 ** 62)
+            self._remember_seed(seed)
+            return seed
+
+    def _remember_seed(self, seed: int) -> None:
+        path = self._seeds_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        seeds = json.loads(path.read_text()) if path.exists() else []
+        tmp = path.with_name(f".seeds.tmp-{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(seeds + [seed], f)
+        os.replace(tmp, path)
+
+    def _make(self, kind: str, seed: int) -> TestSet:
+        from evaluators.harness import dataset_info
+        from hypergvl_dataset.builder import BuildConfig, build
+        from hypergvl_dataset.questions import strip_build
+
+        work = self.dir / "builds" / f".{kind}-{os.getpid()}-{time.time_ns()}"
+        build(BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers), progress=False)
+        sha = dataset_info(str(work / "full"))["build_sha256"]
+        final = self.dir / "builds" / f"{kind}-{sha[:8]}"
+        if final.exists():  # the same seed again: the build is the same
+            import shutil
+
+            shutil.rmtree(work)
+        else:
+            if kind == HIDDEN:
+                strip_build(work / "full", work / "questions")
+                (work / "full" / ".hypergvl-build.json").unlink(missing_ok=True)  # it holds the secret seed
+            os.replace(work, final)
+        served = sha if kind == PUBLIC else dataset_info(str(final / "questions"))["build_sha256"]
+        download = final / ("full" if kind == PUBLIC else "questions")
+        return TestSet(name=f"{kind}-{sha[:8]}", kind=kind, build=str(final / "full"), download=str(download),
+                       build_sha256=sha, served_sha256=served, per_task=self.per_task, created=time.time(),
+                       current=True)
+
+    # ------------------------------------------------------------------------------------------ references
+    def index(self, name: str):
+        """The :class:`space.scoring.SampleIndex` of a set (cached)."""
+        from .scoring import SampleIndex
+
+        with self._lock:
+            if name not in self._indexes:
+                s = self.get(name)
+                self._indexes[name] = SampleIndex.from_build(s.build, s.build_sha256)
+            return self._indexes[name]
+
+
+def _retired(s: TestSet) -> TestSet:
+    from dataclasses import replace
+
+    return replace(s, current=False)

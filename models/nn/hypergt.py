@@ -74,14 +74,28 @@ def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) ->
     return out / noise.size(2)
 
 
+def _link_sum(qf: Tensor, kf: Tensor, den: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+    a = (qf[end] * kf[start]).sum(-1) / den[end]
+    return (a.log() * weight.unsqueeze(-1)).sum()
+
+
 def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
     r"""NodeFormer's edge regulariser: the mean over links :math:`(s \to t)` and heads of
     :math:`w_{st}\log a_{ts}`, :math:`a_{ts} = \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_s) / \sum_j
     \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_j)` the attention token :math:`t` pays to :math:`s` (no Gumbel
-    noise), computed for the links only (:math:`O(|\text{links}|)`)."""
+    noise), computed for the links only (:math:`O(|\text{links}|)`), in chunks recomputed in the backward pass
+    when the gathered features would be large (Yelp: 5.4M links)."""
     den = torch.einsum("thm,hm->th", qf, kf.sum(0))
-    a = (qf[end] * kf[start]).sum(-1) / den[end]
-    return (a.log() * weight.unsqueeze(-1)).mean()
+    step = max(1, _CHECKPOINT_ELEMENTS // (qf.size(1) * qf.size(2)))
+    if start.numel() <= step:
+        total = _link_sum(qf, kf, den, start, end, weight)
+    else:
+        grad = torch.is_grad_enabled()
+        total = sum(checkpoint(_link_sum, qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step],
+                               use_reentrant=False) if grad else
+                    _link_sum(qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step])
+                    for i in range(0, start.numel(), step))
+    return total / max(start.numel() * qf.size(1), 1)
 
 
 class _Tokens:

@@ -290,7 +290,7 @@ def test_kernel_and_gumbel_attention_equal_the_dense_formulas():
     torch.testing.assert_close(link_log_likelihood(qf, kf, start, end, weight), want)
 
 
-def test_gumbel_attention_checkpointed_samples_give_the_same_values_and_gradients(monkeypatch):
+def test_checkpointed_gumbel_samples_and_link_chunks_give_the_same_values_and_gradients(monkeypatch):
     import models.nn.hypergt as hg
 
     g = torch.Generator().manual_seed(1)
@@ -298,10 +298,14 @@ def test_gumbel_attention_checkpointed_samples_give_the_same_values_and_gradient
     v = torch.randn(9, 2, 3, generator=g, dtype=torch.float64, requires_grad=True)
     noise = torch.randn(9, 2, 4, generator=g, dtype=torch.float64)
     results = []
-    for threshold in (1 << 40, 0):  # kept, then recomputed in the backward pass
+    start, end = torch.tensor([0, 1, 2, 5, 7, 3, 8]), torch.tensor([3, 3, 4, 4, 4, 3, 8])
+    weight = torch.rand(7, generator=g, dtype=torch.float64)
+    for threshold in (1 << 40, 5):  # kept, then recomputed in the backward pass (links: chunks of 5 // 8 = 1)
         monkeypatch.setattr(hg, "_CHECKPOINT_ELEMENTS", threshold)
         out = hg.gumbel_kernel_attention(qf, kf, v, noise)
-        results.append((out, torch.autograd.grad(out.square().sum(), (qf, kf, v))))
+        link = hg.link_log_likelihood(qf, kf, start, end, weight)
+        results.append((torch.cat([out.flatten(), link.view(1)]),
+                        torch.autograd.grad(out.square().sum() + link, (qf, kf, v))))
     torch.testing.assert_close(results[0][0], results[1][0])
     for a, b in zip(results[0][1], results[1][1]):
         torch.testing.assert_close(a, b)

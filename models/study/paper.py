@@ -2,8 +2,8 @@
 
 Transcribed from the paper (``../shared/reference/dhgbench-models.md`` section 13 has them verbatim). The paper's
 "UniGNN" row is this library's UniGCNII (section 3.2: "we report only UniGCNII"). ``None`` is the paper's OOM.
-Models without a row (AllDeepSets, UniGCN, UniGAT, UniGIN, and part 2's nine until they land) are shown without
-a paper value.
+Models without a row (AllDeepSets, UniGCN, UniGAT, UniGIN) are shown without a paper value; HyperGT's row is
+compared as soon as it is registered.
 """
 
 from __future__ import annotations

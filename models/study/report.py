@@ -282,7 +282,7 @@ def _rank_figure(ranks: dict, fig_dir: Path) -> Path:
     ax.set_ylabel("average rank (lower is better)")
     ax.set_title("Average ranks on Acc, ΔDP, ΔEO (Figure 5 layout; bars: std over datasets)", fontsize=10)
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: no point is hidden
     fig.tight_layout()
     path = fig_dir / "fairness_ranks.png"
     fig.savefig(path, dpi=110)

@@ -385,6 +385,24 @@ def test_end_to_end_three_studies_and_report(tmp_path):
     assert {r["cell"] for r in record["robustness"]} <= set(text.replace("|", " ").split())
 
 
+def test_committed_result_tables_equal_their_report_json():
+    res = Path(__file__).resolve().parents[2] / "models" / "study" / "results"
+    record = json.loads((res / "report.json").read_text())
+    rows = _md_cells(res / "fairness_table_a8.md")
+    header = rows[0]
+    table = {r[0]: r for r in rows[1:] if len(r) == len(header)}
+    labels = {"accuracy": "Acc", "delta_dp": "ΔDP", "delta_eo": "ΔEO"}
+    cells = [r for r in record["fairness"] if "cell" in r]
+    assert cells
+    for r in cells:
+        assert table[r["model"]][header.index(f"{r['dataset']} {labels[r['metric']]}")] == r["cell"]
+        assert r["cell"] == _cell(r["mean"], r["std"])
+    eff = _md_cells(res / "efficiency.md")
+    for r in record.get("efficiency", []):
+        row = next(x for x in eff if x[0] == r["model"] and x[1:] == r["cells"])
+        assert row[3] == f"{r['epoch_time_ms']:.2f}"
+
+
 def _md_cells_text(section: str) -> list[list[str]]:
     return [[c.strip() for c in line.strip("|").split(" | ")] for line in section.splitlines()
             if line.startswith("| ") and not line.startswith("|---")]

@@ -486,15 +486,17 @@ def _num(v) -> str:
 
 
 def launch(service: Service, *, port: int | None = None, oauth: bool = False, prevent_thread_lock: bool = False,
-           quiet: bool = False):
+           quiet: bool = False) -> tuple[gr.Blocks, str]:
+    """Launch the app; returns the Blocks (``.close()`` stops it) and its local URL."""
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
     data = service.config.data_dir
     # Only figures and the two downloads may be served; the hidden build, the seeds, uploads and runs never.
-    return app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
+    _, url, _ = app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
                       quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],
                       blocked_paths=[str(data / d) for d in ("private", "builds", "uploads", "runs")]
                       + [str(data / "leaderboard.sqlite")])
+    return app, url
 
 
 def main() -> None:

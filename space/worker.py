@@ -14,6 +14,7 @@ the same run folder (``<data>/runs/<request id>``), so answers already given are
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import threading
@@ -23,6 +24,8 @@ from pathlib import Path
 from .scoring import parse_samples, score
 from .service import Service, SpaceConfig
 from .store import Entry, Request
+
+log = logging.getLogger(__name__)
 
 
 def evaluate_to_entry(service: Service, model: str, testset_name: str, track: str, out: Path, *,
@@ -68,7 +71,11 @@ class Worker:
 
         def heartbeat():
             while not stop.wait(self.ttl_s / 3):
-                self.service.store.renew(req.id, self.id, self.ttl_s)
+                try:
+                    if not self.service.store.renew(req.id, self.id, self.ttl_s):
+                        log.warning("%s: lost the claim on %s; another worker may finish it", self.id, req.id)
+                except Exception as exc:  # noqa: BLE001 - a failed renewal only shortens the claim
+                    log.warning("%s: could not renew the claim on %s: %s", self.id, req.id, exc)
 
         beat = threading.Thread(target=heartbeat, daemon=True)
         beat.start()
@@ -80,7 +87,8 @@ class Worker:
                 model_options=self._options(req), revision=req.revision, model_type=req.model_type,
                 num_parameters=req.num_parameters, link=req.link, origin="request", submitter=req.submitter)
             entry.id = req.id  # one entry per request, whichever worker finishes it
-            self.service.store.finish(req.id, self.id, entry)
+            if not self.service.store.finish(req.id, self.id, entry):
+                log.warning("%s: %s was taken over by another worker; its result is kept there", self.id, req.id)
         except Exception as exc:  # noqa: BLE001 - shown to the user on the queue panel
             message = " ".join(f"{type(exc).__name__}: {exc}".split())
             self.service.store.fail(req.id, self.id, message[:500])

@@ -1,0 +1,184 @@
+"""The app through its API (gradio_client, loopback only): submissions re-scored, bad ones refused, 50 at once,
+oversized uploads stopped, private files never served, and a SIGKILL mid-submission leaves the store consistent."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port, fresh, seeded_run
+from space.scoring import Limits
+
+gradio_client = pytest.importorskip("gradio_client")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def variant(service, tmp_path: Path, k: int) -> tuple[Path, float]:
+    """The symbolic baseline's answers with the first 8k made wrong, and the accuracy an independent check gives."""
+    from hypergvl_dataset.tasks import score_response
+
+    index = service.sets.index(service.sets.current("public").name)
+    records = [json.loads(x) for x in (seeded_run(service) / "samples.jsonl").read_text().splitlines()]
+    right = 0
+    for i, r in enumerate(records):
+        r.pop("correct", None)
+        if i < 8 * k:
+            r["response"] = f"Ans: wrong {i}"
+        right += score_response(index.meta[r["meta_id"]][3], r["response"]).correct
+    path = tmp_path / f"variant{k}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path, 100.0 * right / len(records)
+
+
+@pytest.fixture()
+def app(space_service, tmp_path):
+    from space.app import launch
+
+    svc = fresh(space_service, tmp_path, limits=Limits(max_bytes=1_000_000))
+    demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield svc, url
+    finally:
+        demo.close()
+
+
+def submit_args(path, model, testset, **kw):
+    from gradio_client import handle_file
+
+    a = dict(file=handle_file(str(path)), model=model, link="", revision="main", model_type="open", params=7,
+             track="vision", routing="", testset=testset)
+    a.update(kw)
+    return list(a.values())
+
+
+def test_submit_rescored_refused_and_shown(app, tmp_path):
+    from gradio_client import Client
+
+    svc, url = app
+    public = svc.sets.current("public").name
+    client = Client(url, verbose=False)
+    good, want = variant(svc, tmp_path, 3)
+    msg = client.predict(*submit_args(good, "org/good", public), api_name="/submit")
+    assert msg.startswith("Accepted") and f"accuracy {want:.2f}" in msg
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text().replace('"response": ', '"response": 1, "x": ', 1))
+    msg = client.predict(*submit_args(bad, "org/bad", public), api_name="/submit")
+    assert msg.startswith("Rejected: line 1:")
+    assert [e.model for e in svc.store.entries()] == ["org/good"]
+    table = client.predict(public, ["open"], "both", "all", "all", "all", "all", ["Avg.U", "Avg.R"],
+                           api_name="/leaderboard")
+    table = table["value"]  # a Dataframe update: headers, data, and the styling that marks best and worst
+    assert table["headers"] == ["Model", "Avg.U", "Avg.R"]
+    assert [row[0] for row in table["data"]] == ["org/good"]
+
+
+def test_oversized_upload_and_private_files(app, tmp_path):
+    from gradio_client import Client
+
+    svc, url = app
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b" " * 1_100_000)
+    client = Client(url, verbose=False)
+    with pytest.raises(ValueError, match="exceeds the maximum file size"):
+        client.predict(*submit_args(big, "org/big", svc.sets.current("public").name), api_name="/submit")
+    body = b"--x\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.jsonl\"\r\n\r\n" + big.read_bytes() \
+        + b"\r\n--x--\r\n"
+    req = urllib.request.Request(url + "gradio_api/upload", data=body,
+                                 headers={"Content-Type": "multipart/form-data; boundary=x"})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=30)
+    assert err.value.code == 413
+    assert svc.store.entries() == []
+    hidden = svc.sets.current("hidden")
+    secret = [*Path(hidden.build).glob("data/*/*.parquet"), svc.config.data_dir / "private" / "hidden_seeds.json"]
+    for path in secret:
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{url}gradio_api/file={path}", timeout=30)
+        assert err.value.code in (403, 404)
+
+
+def test_fifty_concurrent_submissions_then_duplicates(space_service, tmp_path):
+    from gradio_client import Client
+
+    from space.app import launch
+
+    svc = fresh(space_service, tmp_path, limits=Limits(max_bytes=1_000_000))
+    demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        public = svc.sets.current("public").name
+        files = [variant(svc, tmp_path, k) for k in range(50)]
+        client = Client(url, verbose=False)
+        jobs = [client.submit(*submit_args(p, f"org/m{k}", public), api_name="/submit") for k, (p, _) in enumerate(files)]
+        results = [j.result(timeout=600) for j in jobs]
+        assert all(r.startswith("Accepted") for r in results), [r for r in results if not r.startswith("Accepted")][:3]
+        entries = {e.model: e for e in svc.store.entries()}
+        assert len(entries) == 50
+        for k, (_, want) in enumerate(files):
+            assert entries[f"org/m{k}"].scores["accuracy"] == pytest.approx(want)
+        again = [client.submit(*submit_args(files[k][0], f"org/m{k}", public), api_name="/submit") for k in range(10)]
+        refused = [j.result(timeout=600) for j in again]
+        assert all(r.startswith("Rejected") and "already" in r for r in refused)
+        assert len(svc.store.entries()) == 50
+    finally:
+        demo.close()
+
+
+def _start(data: Path, port: int) -> subprocess.Popen:
+    env = dict(os.environ, HYPERGVL_SPACE_DATA=str(data), HYPERGVL_PER_TASK="1", HYPERGVL_RATE_LIMIT="1000",
+               GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "space" / "app.py")], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/info", timeout=2)
+            return proc
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.3)
+    raise AssertionError("the app did not start")
+
+
+def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tmp_path):
+    from gradio_client import Client
+
+    data = tmp_path / "data"
+    shutil.copytree(space_service.config.data_dir, data, ignore=shutil.ignore_patterns("leaderboard.sqlite*"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    public = space_service.sets.current("public").name
+    files = [variant(space_service, tmp_path, k)[0] for k in range(40)]
+    proc = _start(data, port)
+    client = Client(url, verbose=False)
+    jobs = [client.submit(*submit_args(p, f"org/k{k}", public), api_name="/submit") for k, p in enumerate(files)]
+    while sum(j.done() for j in jobs) < 3:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)  # while the queue is mid-way through the 40 submissions
+    proc.wait()
+    db = sqlite3.connect(data / "leaderboard.sqlite")
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    stored = {m: json.loads(d) for m, d in db.execute("SELECT model, doc FROM entries")}
+    db.close()
+    uploaded = {m: d for m, d in stored.items() if m.startswith("org/k")}
+    assert 3 <= len(uploaded) < 40
+    for d in uploaded.values():  # every stored submission is whole
+        assert sum(c[5] for c in d["cells"]) == 420 and d["num_samples"] == 420
+    proc = _start(data, port)
+    try:
+        client = Client(url, verbose=False)
+        outcomes = [client.predict(*submit_args(p, f"org/k{k}", public), api_name="/submit") for k, p in enumerate(files)]
+        for k, msg in enumerate(outcomes):  # stored ones are duplicates now, absent ones go in: nothing half-done
+            assert msg.startswith("Rejected" if f"org/k{k}" in uploaded else "Accepted"), (k, msg)
+    finally:
+        proc.kill()
+        proc.wait()

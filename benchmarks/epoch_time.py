@@ -1,25 +1,49 @@
 """Per-epoch training time and peak memory of every ``models.nn`` model on Cora co-citation, beside a
-reference HGNN built from PyG's ``HypergraphConv`` (dense features) measured in the same run.
+reference HGNN built from PyG's ``HypergraphConv`` (dense features) and beside DHG-Bench's own class for the same
+model, all measured in the same run.
 
 Protocol (DHG-Bench node classification, section 3.1 and DESIGN.md protocol facts): Cora co-citation with a
 singleton hyperedge for every node (2,708 nodes, 1,579 + 2,708 hyperedges, 1,433 bag-of-words features that
-stay sparse for the project's models), random 50/25/25 split per seed, hidden 128, Adam lr 1e-3, no weight
-decay, cross-entropy, 100 epochs, accuracy on the test split at the final epoch. Models run with their
-default keyword arguments (not tuned per model, so accuracies other than HGNN's are indicative only).
+stay sparse for the project's models), random 50/25/25 split per seed, cross-entropy, accuracy on the test split
+at the final epoch. Our models run with their Cora config (``models/configs/<Model>.yaml``, ``node.cora`` over
+``node.default``: hidden width, layers, dropout, lr, weight decay, model keywords), ``--epochs`` epochs. The PyG
+reference is HypergraphConv x2 with ``--hidden``, ``--lr``.
+
+DHG-Bench's column (issue 12, Performance): its code is the PyPI wheel ``dhg-bench`` (0.1.2 when this was
+written), installed outside the project's environment::
+
+    .venv/bin/python -m pip download --no-deps dhg-bench -d /tmp/dhgwheel
+    .venv/bin/python -m pip install --no-deps --target benchmarks/.dhgbench /tmp/dhgwheel/dhg_bench-*.whl
+
+(or any ``--target`` folder given by ``--dhgbench`` / ``$HYPERGVL_DHGBENCH``; ``--no-dhgbench`` skips the column).
+The wheel imports torch_scatter, torch_sparse and dask, which have no build for this torch: the stand-ins of
+``benchmarks/_dhgbench_shim.py`` (torch's own scatter and sparse ops; torch_sparse's spmm algorithm as is) are
+put in ``sys.modules`` by this script only. Each model is built through DHG-Bench's own pipeline
+(``method_config`` with its cora yaml, our config's hidden/layers/dropout/lr/weight decay overlaid, keys its
+yaml lacks taken from ours; ``data_processing``, ``algo_preprocessing``, ``parse_model``) on the same Cora
+hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training``: forward, NLL of
+log-softmax, HJRL's reconstruction term, backward, Adam step). Its preprocessing is outside the timing, as in
+DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
+classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
+a fresh model of ours (tensors matched by shape in registration order, or a per-model mapping) to print the max
+abs difference of the eval-mode outputs where the two compute the same function (with the option named when one
+of ours is needed), or why not.
 
 Method: each model runs in its own subprocess (``torch.set_num_threads(--threads)``). It first trains alone for
 ``--seeds`` seeds (test accuracy; then the peak resident set size, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``,
 and ``+RSS``, that peak minus the RSS after loading the data: the model, its activations and cached operators).
-Then the same process trains the model and the reference side by side, alternating epochs (order swapped every
-epoch), so both see the same machine load; one epoch is ``zero_grad + forward + loss + backward + step`` timed
-with ``time.perf_counter``, and each figure is the median over the epochs after ``--warmup``. The speed-up is
-the reference's median over the model's.
+Then the same process trains the model and the references side by side, alternating epochs (order reversed every
+epoch), so all see the same machine load; one epoch is ``zero_grad + forward + loss + backward + step`` timed
+with ``time.perf_counter``, and each figure is the median over the epochs after ``--warmup`` (the interleaved
+loop stops early, after at least ``--warmup`` + 3 epochs, once ``--budget-s`` seconds of epochs are spent). The
+speed-up is the reference's median over the model's.
 
 Data: ``models.datasets.load("cora", raw_root=...)`` when that package is importable, else the HyperGCN
 pickles under ``<raw-root>/HyperGCN/data/cocitation/cora/`` read with a restricted unpickler.
 
     .venv/bin/python benchmarks/epoch_time.py                         # every model, 3 seeds (minutes)
     .venv/bin/python benchmarks/epoch_time.py --models HGNN --seeds 5 --plot /tmp/epoch_time.png
+    .venv/bin/python benchmarks/epoch_time.py --seeds 1 --epochs 30 --json /tmp/epoch_time.json   # quicker
 """
 from __future__ import annotations
 
@@ -35,6 +59,7 @@ import time
 from pathlib import Path
 
 REFERENCE = "PyG-HGNN"
+DHGBENCH = "DHG-Bench"
 RAW_ENV = "HYPERGVL_RAW_ROOT"
 
 
@@ -114,14 +139,251 @@ def reference_hgnn(in_channels: int, hidden: int, out_channels: int, dropout: fl
     return Reference()
 
 
+# ------------------------------------------------------------------------------------- DHG-Bench reference
+
+#: Our registered name -> DHG-Bench's ``--method`` (``parse_model`` in ``lib_utils/exp_agent.py``); UniGCN and
+#: UniGAT have no class in the wheel (its UniGNN registers UniGIN only).
+DHGBENCH_METHOD = {"AllDeepSets": "AllDeepSets", "AllSetTransformer": "AllSetformer", "CEGAT": "CEGAT",
+                   "CEGCN": "CEGCN", "DPHGNN": "DPHGNN", "ED-HNN": "EDHNN", "EHNN": "EHNN", "HCHA": "HCHA",
+                   "HGNN": "HGNN", "HJRL": "HJRL", "HNHN": "HNHN", "HyperGCN": "HyperGCN", "HyperGT": "HyperGT",
+                   "HyperND": "HyperND",
+                   "LEGCN": "LEGCN", "MLP": "MLP", "PhenomNN": "PhenomNN", "SheafHyperGNN": "SheafHyperGNN",
+                   "T-HyperGNN": "TMPHN", "TF-HNN": "TFHNN", "UniGCNII": "UniGCNII", "UniGIN": "UniGIN"}
+#: Our trainer keys -> DHG-Bench's argparse keys, overlaid on its cora yaml so both sides get our config's values.
+_GENERAL_KEYS = {"hidden": "MLP_hidden", "num_layers": "All_num_layers", "dropout": "dropout", "lr": "lr",
+                 "weight_decay": "wd"}
+#: Keys the wheel's yamls lack for these models (the wheel ships no node config for CEGCN/CEGAT and no
+#: LearnMask for AllDeepSets): our model keyword -> DHG-Bench key (a constant where ours has no keyword).
+_MISSING_KEYS = {"CEGCN": {"use_bn": "use_bn"}, "CEGAT": {"use_bn": "use_bn", "heads": "heads", "concat": "concat"},
+                 "AllDeepSets": {"LearnMask": False}}
+#: Options that make our model compute the wheel's function, for the copied-weights output check only (the timing
+#: uses our config as is).
+SAME_FUNCTION_OPTIONS = {"LEGCN": {"expansion": "isolated"}, "SheafHyperGNN": {"restriction_grad": False},
+                         "HNHN": {"normalisation": "allset"},
+                         "UniGIN": {"first_aggregate": "sum", "use_norm": True}}
+#: Why outputs on copied weights are not compared for a model (random choices each implementation draws itself).
+NOT_SAME_FUNCTION = {
+    "T-HyperGNN": "reference cuts hyperedges larger than M with Python's random per target; ours one random order "
+                  "per hyperedge",
+}
+#: Why a model's outputs on copied weights differ (printed after the difference when it is over 1e-4).
+KNOWN_DIFFERENCES = {
+    "CEGCN": "reference's clique graph is binary (the nonzero pattern of H H^T, GCNConv); ours weights each pair "
+             "by the hyperedges it shares",
+    "HyperGCN": "fast HyperGCN picks each hyperedge's pair by a random projection of the features, drawn by each "
+                "implementation's own generator",
+}
+DHGBENCH_ENV = "HYPERGVL_DHGBENCH"
+DHGBENCH_DEFAULT = Path(__file__).resolve().parent / ".dhgbench"
+DHGBENCH_INSTALL = (".venv/bin/python -m pip download --no-deps dhg-bench -d /tmp/dhgwheel && "
+                    ".venv/bin/python -m pip install --no-deps --target benchmarks/.dhgbench /tmp/dhgwheel/dhg_bench-*.whl")
+
+
+def import_dhgbench(path: Path) -> list[str]:
+    """Put the wheel's folder on ``sys.path`` (this process only) and the stand-ins of
+    ``benchmarks/_dhgbench_shim.py`` in place of the packages it imports that are absent; returns their names."""
+    if not (path / "dhgbench" / "__init__.py").is_file():
+        print(f"error: DHG-Bench's code is not installed under {path}; install it with: {DHGBENCH_INSTALL} "
+              f"(or point --dhgbench / ${DHGBENCH_ENV} at a --target folder holding dhgbench/; --no-dhgbench skips "
+              "the column)", file=sys.stderr)
+        raise SystemExit(2)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _dhgbench_shim
+
+    shimmed = _dhgbench_shim.install()
+    sys.path.insert(0, str(path))
+    return shimmed
+
+
+def our_config(name: str):
+    """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
+    from models.train import resolve_config
+
+    return resolve_config(name, "node", "cora")
+
+
+def build_ours(name: str, in_channels: int, out_channels: int, seed: int, **extra):
+    import torch
+    from models.nn import build_model
+
+    cfg = our_config(name)
+    torch.manual_seed(seed)
+    return build_model(name, in_channels=in_channels, hidden_channels=cfg.trainer.hidden, out_channels=out_channels,
+                       num_layers=cfg.trainer.num_layers, dropout=cfg.trainer.dropout, **{**cfg.model, **extra})
+
+
+def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, seed: int):
+    """DHG-Bench's class for ``name`` through its own pipeline: its cora yaml (``method_config``), our config's
+    general values overlaid, ``data_processing`` (V2E extraction, singleton hyperedges: Cora's already has one per
+    node, so none is added), ``algo_preprocessing`` and ``parse_model``. Returns ``(model, data, args)``."""
+    import torch
+    from torch_geometric.data import Data
+    from dhgbench.lib_dataset.data_base import HyperDataset
+    from dhgbench.lib_dataset.preprocessing import data_processing
+    from dhgbench.lib_models.HNN.preprocessing import algo_preprocessing
+    from dhgbench.lib_utils.exp_agent import parse_model
+    from dhgbench.parameter_parser import method_config, parameter_parser, set_task_args
+
+    method = DHGBENCH_METHOD[name]
+    argv = sys.argv
+    sys.argv = ["dhgbench", "--method", method, "--dname", "cora", "--task_type", "node_cls", "--device", "cpu"]
+    try:
+        args = parameter_parser()
+    finally:
+        sys.argv = argv
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints which yaml it loaded (or failed to)
+        args = method_config(args)
+        if not hasattr(args, "MLP_hidden"):  # no cora entry in the wheel's yaml: its default entry, if any
+            args.is_default = True
+            args = method_config(args)
+    args = set_task_args(args)
+    cfg = our_config(name)
+    for ours, theirs in _GENERAL_KEYS.items():
+        setattr(args, theirs, getattr(cfg.trainer, ours))
+    for ours, theirs in _MISSING_KEYS.get(name, {}).items():
+        if isinstance(theirs, str):
+            setattr(args, theirs, cfg.model[ours])
+        else:
+            setattr(args, ours, theirs)
+    n = x_dense.shape[0]
+    v2e = torch.stack([hyperedge_index[0], hyperedge_index[1] + n])
+    pyg = Data(x=x_dense, edge_index=torch.cat([v2e, v2e.flip(0)], 1), y=y, n_x=torch.tensor([n]),
+               num_hyperedges=torch.tensor([num_hyperedges]))
+    db = HyperDataset.__new__(HyperDataset)  # its __init__ reads its own raw files; the same fields, set here
+    db.device, db.args, db.name, db.method, db.sens, db.norm = "cpu", args, "cora", method, None, None
+    db.data, db.x, db.hyperedge_index, db.y = pyg, pyg.x, pyg.edge_index, y
+    with contextlib.redirect_stdout(io.StringIO()):
+        db = data_processing(args, db)
+        db._initialization_()
+        db = algo_preprocessing(db, args)
+        torch.manual_seed(seed)
+        model = parse_model(args, db)
+        model.reset_parameters()  # as its trainer does first (HJRL's weights are uninitialised until then)
+    return model, db, args
+
+
+def dhgbench_logits(model, data, args, train=None):
+    """The reference's forward as its trainer calls it (``train_agent.semi_node_cls_training``): T-HyperGNN
+    (TMPHN) embeds only ``data.target_idx`` (the training nodes while training), HJRL returns node and hyperedge
+    embeddings."""
+    import numpy as np
+
+    if args.method == "TMPHN":
+        data.target_idx = train.numpy() if train is not None else np.arange(data.x.shape[0])
+    out = model(data)
+    return out if args.method == "HJRL" else out[0]
+
+
+def dhgbench_epoch(model, optimizer, data, args, train, pos_weight) -> float:
+    """One epoch of ``train_agent.semi_node_cls_training``: zero_grad, forward, NLL of log-softmax (HJRL: plus
+    gamma times its reconstruction loss), backward, step."""
+    import torch
+    import torch.nn.functional as F
+
+    start = time.perf_counter()
+    model.train()
+    optimizer.zero_grad()
+    out = dhgbench_logits(model, data, args, train)
+    if args.method == "HJRL":
+        node, edge = out
+        node = F.log_softmax(node, dim=1)
+        loss = F.nll_loss(node[train], data.y[train])
+        if args.gamma:
+            recovered = torch.sigmoid(node @ edge.t())
+            loss = loss + args.gamma * F.binary_cross_entropy_with_logits(recovered, data.H_ini, pos_weight=pos_weight)
+    elif args.method == "TMPHN":
+        loss = F.nll_loss(F.log_softmax(out, dim=1), data.y[train])
+    else:
+        loss = F.nll_loss(F.log_softmax(out, dim=1)[train], data.y[train])
+    loss.backward()
+    optimizer.step()
+    return time.perf_counter() - start
+
+
+def _role(key: str) -> tuple[bool, bool, bool]:
+    """What a state entry is, from its name: in a normalisation layer, a bias, inside a linear map."""
+    parts = key.lower().split(".")
+    return (any("norm" in p or p.startswith("bn") or p.startswith("ln") for p in parts[:-1]),
+            parts[-1].startswith("bias"), any("lin" in p or p == "w" for p in parts[:-1]))
+
+
+def copy_weights(source, target) -> tuple[int, int]:
+    """Copy ``source``'s state into ``target`` by shape: each target tensor, in registration order, takes an unused
+    source tensor of the same shape (or of the transposed shape, transposed), preferring one of the same role (a
+    normalisation's, a bias, a linear map's; then the first in order). Source tensors left over (layers the
+    reference builds but does not use, e.g. AllSet's batch norms with one layer) stay unused; a target tensor
+    with no counterpart keeps its initial value (e.g. a bias the reference does not have: ours start at zero).
+    Returns (copied, kept at init). Only the output check that follows validates the mapping."""
+    import torch
+
+    src = [(k, v) for k, v in source.state_dict().items() if v.is_floating_point()]
+    used, kept = set(), 0
+    for key, value in target.state_dict().items():
+        if not value.is_floating_point():
+            continue
+        role = _role(key)
+
+        def best(shape):
+            hits = [i for i, (_, v) in enumerate(src) if i not in used and v.shape == shape]
+            return max(hits, key=lambda i: (sum(a == b for a, b in zip(_role(src[i][0]), role)), -i), default=None)
+
+        hit, flip = best(value.shape), False
+        if hit is None and value.dim() == 2:
+            hit, flip = best(value.t().shape), True
+        if hit is None:
+            kept += 1
+            continue
+        used.add(hit)
+        with torch.no_grad():
+            value.copy_(src[hit][1].t() if flip else src[hit][1])
+    return len(used), kept
+
+
+def output_difference(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes) -> str:
+    """Max abs difference of eval-mode outputs after copying the reference's weights into our model (built with
+    :data:`SAME_FUNCTION_OPTIONS`), or why there is none."""
+    import torch
+
+    if name in NOT_SAME_FUNCTION:
+        return f"not compared: {NOT_SAME_FUNCTION[name]}"
+    ours = build_ours(name, x.shape[1], num_classes, 0, **SAME_FUNCTION_OPTIONS.get(name, {}))
+    ours.eval()
+    reference.eval()
+    copied, kept = copy_weights(reference, ours)
+    with torch.no_grad():
+        theirs = dhgbench_logits(reference, data, args)
+        theirs = theirs[0] if isinstance(theirs, tuple) else theirs
+        mine = ours(x, hyperedge_index, num_hyperedges)
+    if theirs.shape != mine.shape:
+        return f"output shapes differ: {tuple(theirs.shape)} vs {tuple(mine.shape)}"
+    options = SAME_FUNCTION_OPTIONS.get(name)
+    tag = f" (ours with {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
+    diff = (theirs - mine).abs().max().item()
+    why = f"; {KNOWN_DIFFERENCES[name]}" if diff > 1e-4 and name in KNOWN_DIFFERENCES else ""
+    init = f" ({kept} of our tensors without a counterpart kept at init)" if kept else ""
+    return f"{diff:.2e} (outputs up to {theirs.abs().max().item():.2g}){tag}{init}{why}"
+
+
 def _build(name: str, in_channels: int, hidden: int, out_channels: int, seed: int):
+    """The PyG reference (``hidden``, dropout 0.5) or our model with its Cora config (hidden ignored)."""
     import torch
 
     torch.manual_seed(seed)
     if name == REFERENCE:
         return reference_hgnn(in_channels, hidden, out_channels, 0.5)
-    from models.nn import build_model
-    return build_model(name, in_channels=in_channels, hidden_channels=hidden, out_channels=out_channels)
+    return build_ours(name, in_channels, out_channels, seed)
+
+
+def _optimizer(name: str, model, args: argparse.Namespace):
+    import torch
+
+    if name == REFERENCE:
+        return torch.optim.Adam(model.parameters(), lr=args.lr)
+    cfg = our_config(name).trainer
+    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
 def _epoch(model, optimizer, x, y, hyperedge_index, num_hyperedges, train) -> float:
@@ -135,9 +397,14 @@ def _epoch(model, optimizer, x, y, hyperedge_index, num_hyperedges, train) -> fl
     return time.perf_counter() - start
 
 
+def _accuracy(logits, y, test) -> float:
+    return (logits.argmax(1)[test] == y[test]).float().mean().item()
+
+
 def worker(args: argparse.Namespace) -> dict:
     """Accuracy and peak memory of ``args.worker`` trained alone, then its epoch time interleaved epoch by epoch
-    with the reference's (so both see the same machine load)."""
+    with the PyG reference's and DHG-Bench's class's (so all see the same machine load), then both classes' test
+    accuracy after that training and the output difference on copied weights."""
     import torch
 
     torch.set_num_threads(args.threads)
@@ -150,13 +417,12 @@ def worker(args: argparse.Namespace) -> dict:
         model = _build(args.worker, x.shape[1], args.hidden, num_classes, seed)
         perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed))
         train, test = perm[: num_nodes // 2], perm[(3 * num_nodes) // 4:]
-        optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+        optimizer = _optimizer(args.worker, model, args)
         for _ in range(args.epochs):
             _epoch(model, optimizer, x_ref, y, hyperedge_index, num_hyperedges, train)
         model.eval()
         with torch.no_grad():
-            prediction = model(x_ref, hyperedge_index, num_hyperedges).argmax(1)
-        accuracies.append((prediction[test] == y[test]).float().mean().item())
+            accuracies.append(_accuracy(model(x_ref, hyperedge_index, num_hyperedges), y, test))
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {"model": args.worker, "peak_rss_mib": peak_rss, "base_rss_mib": base_rss,
               "acc_mean": statistics.fmean(accuracies),
@@ -164,19 +430,56 @@ def worker(args: argparse.Namespace) -> dict:
     if args.worker == REFERENCE:
         return result
     x_dense = x.to_dense()
+    perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(0))
+    train, test = perm[: num_nodes // 2], perm[(3 * num_nodes) // 4:]
     runs = {name: (model := _build(name, x.shape[1], args.hidden, num_classes, 0),
-                   torch.optim.Adam(model.parameters(), lr=args.lr), xin, [])
+                   _optimizer(name, model, args), xin, [])
             for name, xin in ((args.worker, x), (REFERENCE, x_dense))}
-    train = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(0))[: num_nodes // 2]
+    ref = None
+    if args.dhgbench is not None and args.worker in DHGBENCH_METHOD:
+        t0 = time.perf_counter()
+        model, data, ref_args = build_dhgbench(args.worker, x_dense, y, hyperedge_index, num_hyperedges, 0)
+        result["dhgbench_prep_s"] = time.perf_counter() - t0
+        pos_weight = None
+        if ref_args.method == "HJRL":  # train_agent: (N^2 - nnz) / nnz, or pos_weight_thresh if infinite
+            h = data.H_ini
+            pos_weight = float(h.shape[0] * h.shape[0] - h.sum()) / h.sum()
+        ref = (model, torch.optim.Adam(model.parameters(), lr=ref_args.lr, weight_decay=ref_args.wd), data,
+               ref_args, pos_weight, [])
+    order = list(runs) + ([DHGBENCH] if ref else [])
+    spent, epochs_run = 0.0, 0
     for epoch in range(args.epochs):
-        order = list(runs) if epoch % 2 == 0 else list(runs)[::-1]
-        for name in order:
-            model, optimizer, xin, times = runs[name]
-            elapsed = _epoch(model, optimizer, xin, y, hyperedge_index, num_hyperedges, train)
-            if epoch >= args.warmup:
-                times.append(elapsed)
-    result["ms"] = 1e3 * statistics.median(runs[args.worker][3])
-    result["ref_ms"] = 1e3 * statistics.median(runs[REFERENCE][3])
+        for name in (order if epoch % 2 == 0 else order[::-1]):
+            if name == DHGBENCH:
+                model, optimizer, data, ref_args, pos_weight, times = ref
+                elapsed = dhgbench_epoch(model, optimizer, data, ref_args, train, pos_weight)
+            else:
+                model, optimizer, xin, times = runs[name]
+                elapsed = _epoch(model, optimizer, xin, y, hyperedge_index, num_hyperedges, train)
+            spent += elapsed
+            times.append(elapsed)  # every epoch; the medians skip the first --warmup
+        epochs_run = epoch + 1
+        if spent > args.budget_s and epochs_run >= args.warmup + 3:
+            break  # enough timed epochs of a slow pair
+    result["ms"] = 1e3 * statistics.median(runs[args.worker][3][args.warmup:])
+    result["first_ms"] = 1e3 * runs[args.worker][3][0]  # lazily built caches included
+    result["ref_ms"] = 1e3 * statistics.median(runs[REFERENCE][3][args.warmup:])
+    result["timed_epochs"] = epochs_run - args.warmup
+    model = runs[args.worker][0]
+    model.eval()
+    with torch.no_grad():
+        result["acc_interleaved"] = _accuracy(model(x, hyperedge_index, num_hyperedges), y, test)
+    if ref:
+        model, _, data, ref_args, _, times = ref
+        result["dhgbench_ms"] = 1e3 * statistics.median(times[args.warmup:])
+        result["dhgbench_first_ms"] = 1e3 * times[0]
+        model.eval()
+        with torch.no_grad():
+            out = dhgbench_logits(model, data, ref_args)
+        result["dhgbench_acc"] = _accuracy(out[0] if isinstance(out, tuple) else out, y, test)
+        fresh, data, ref_args = build_dhgbench(args.worker, x_dense, y, hyperedge_index, num_hyperedges, 1)
+        result["dhgbench_diff"] = output_difference(args.worker, fresh, data, ref_args, x, hyperedge_index,
+                                                    num_hyperedges, num_classes)
     return result
 
 
@@ -185,7 +488,9 @@ def worker(args: argparse.Namespace) -> dict:
 def run_one(name: str, args: argparse.Namespace) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--raw-root", str(args.raw_root),
                "--epochs", str(args.epochs), "--warmup", str(args.warmup), "--seeds", str(args.seeds),
-               "--hidden", str(args.hidden), "--lr", str(args.lr), "--threads", str(args.threads)]
+               "--hidden", str(args.hidden), "--lr", str(args.lr), "--threads", str(args.threads),
+               "--budget-s", str(args.budget_s)]
+    command += ["--dhgbench", str(args.dhgbench)] if args.dhgbench is not None else ["--no-dhgbench"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         return {"model": name, "error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -204,6 +509,26 @@ def table(results: list[dict]) -> str:
         lines.append(f"{r['model']:<18} {timing} {r['peak_rss_mib']:>13.0f} "
                      f"{r['peak_rss_mib'] - r['base_rss_mib']:>9.0f} "
                      f"{100 * r['acc_mean']:>7.2f} ± {100 * r['acc_std']:.2f}")
+    return "\n".join(lines)
+
+
+def dhgbench_table(results: list[dict]) -> str:
+    """Ours beside DHG-Bench's class: median ms per epoch (interleaved), theirs / ours, test accuracy of both after
+    the same interleaved epochs (seed 0 split), and the output difference on copied weights."""
+    lines = [f"{'model':<18} {'ours ms':>9} {DHGBENCH + ' ms':>13} {'speed-up':>9} {'1st epoch s ours/theirs':>24} "
+             f"{'epochs':>6} {'acc ours/theirs %':>18}  max |out diff| on copied weights"]
+    for r in results:
+        if "error" in r or "ms" not in r:
+            continue
+        if "dhgbench_ms" not in r:
+            lines.append(f"{r['model']:<18} {r['ms']:>9.2f} {'':>13} {'':>9} {'':>24} {r['timed_epochs']:>6}  "
+                         "no class in the wheel")
+            continue
+        acc = f"{100 * r['acc_interleaved']:.1f} / {100 * r['dhgbench_acc']:.1f}"
+        first = f"{r['first_ms'] / 1e3:.2f} / {r['dhgbench_first_ms'] / 1e3:.2f}"
+        lines.append(f"{r['model']:<18} {r['ms']:>9.2f} {r['dhgbench_ms']:>13.2f} "
+                     f"{r['dhgbench_ms'] / r['ms']:>8.2f}x {first:>24} {r['timed_epochs']:>6} {acc:>18}  "
+                     f"{r['dhgbench_diff']}")
     return "\n".join(lines)
 
 
@@ -249,6 +574,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--plot", type=Path, default=None, help="write a bar chart PNG here")
     p.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
+    p.add_argument("--budget-s", type=float, default=60.0,
+                   help="stop the interleaved timing of a model after this many seconds of epochs (at least "
+                        "--warmup + 3 epochs; default 60)")
+    default_wheel = os.environ.get(DHGBENCH_ENV) or str(DHGBENCH_DEFAULT)
+    p.add_argument("--dhgbench", type=Path, default=Path(default_wheel),
+                   help=f"folder holding DHG-Bench's package dhgbench/ (default ${DHGBENCH_ENV} or "
+                        f"benchmarks/.dhgbench); install it with:\n  {DHGBENCH_INSTALL}")
+    p.add_argument("--no-dhgbench", dest="dhgbench", action="store_const", const=None,
+                   help="skip the DHG-Bench column")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     for name in ("epochs", "seeds", "hidden", "threads"):
@@ -261,6 +595,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.dhgbench is not None:
+        shimmed = import_dhgbench(args.dhgbench)  # exits with the install command when absent
     if args.worker:
         print(json.dumps(worker(args)))
         return 0
@@ -285,6 +621,11 @@ def main(argv: list[str] | None = None) -> int:
               "threads than cores, every multi-threaded op can wait a scheduler slice, so absolute times are "
               "inflated and ratios noisy (the interleaving keeps them comparable)")
     print(table(results))
+    if args.dhgbench is not None:
+        print(f"\n{DHGBENCH}'s own classes (wheel dhg-bench under {args.dhgbench}"
+              + (f"; stand-ins from benchmarks/_dhgbench_shim.py for {', '.join(shimmed)}" if shimmed else "")
+              + "), same data and our Cora config's values, interleaved in the same process; speed-up = theirs / ours")
+        print(dhgbench_table(results))
     if args.json:
         tmp = args.json.with_name(args.json.name + ".tmp")
         tmp.write_text(json.dumps(results, indent=2))

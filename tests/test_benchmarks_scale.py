@@ -58,3 +58,39 @@ def test_scale_rejects_bad_flags(scale, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         scale.main(["--out", str(tmp_path), "--scale", "2"])
     assert e.value.code == 2 and "--scale must be in (0, 1]" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ benchmarks/_dhgbench_shim.py (epoch_time's stand-ins)
+
+def _shim():
+    spec = importlib.util.spec_from_file_location("dhgbench_shim", SCRIPT.parent / "_dhgbench_shim.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shim_scatter_and_sparse_products_match_naive_loops():
+    import torch
+
+    shim = _shim()
+    g = torch.Generator().manual_seed(0)
+    src, index = torch.randn(7, 3, generator=g), torch.tensor([0, 2, 2, 0, 4, 2, 0])  # row 1 and 3 get nothing
+    for reduce, naive in (("sum", lambda r: r.sum(0)), ("mean", lambda r: r.mean(0)),
+                          ("max", lambda r: r.max(0).values), ("mul", lambda r: r.prod(0))):
+        out = shim.scatter(src, index, dim=0, dim_size=5, reduce=reduce)
+        for t in range(5):
+            rows = src[index == t]
+            expect = naive(rows) if len(rows) else torch.full((3,), 1.0 if reduce == "mul" else 0.0)
+            assert torch.allclose(out[t], expect), (reduce, t)
+    soft = shim.scatter_softmax(src[:, 0], index, dim=0)
+    for t in (0, 2, 4):
+        assert torch.allclose(soft[index == t], torch.softmax(src[index == t, 0], 0))
+    index2, value = torch.tensor([[0, 0, 2, 1], [1, 3, 0, 1]]), torch.tensor([1.0, 2.0, 3.0, 4.0])
+    dense = torch.zeros(3, 4).index_put_((index2[0], index2[1]), value, accumulate=True)
+    matrix = torch.randn(4, 5, generator=g)
+    assert torch.allclose(shim.spmm(index2, value, 3, 4, matrix), dense @ matrix)
+    i, v = shim.spspmm(index2, value, index2.flip(0), value, 3, 4, 3)
+    assert torch.allclose(torch.zeros(3, 3).index_put_((i[0], i[1]), v), dense @ dense.t())
+    st = shim.SparseTensor(row=index2[0], col=index2[1], value=value, sparse_sizes=(3, 4))
+    assert torch.allclose(shim.matmul(st, matrix.expand(2, 4, 5)), (dense @ matrix).expand(2, 3, 5))
+    assert shim.compute([shim.delayed(lambda a: a + 1)(k) for k in range(3)]) == ([1, 2, 3],)

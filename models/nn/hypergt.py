@@ -36,34 +36,34 @@ def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float 
     - \lVert\mathbf{u}\rVert^2/2 - c) + \epsilon)`, so that :math:`\mathbb{E}[\phi(\mathbf{q})^\top
     \phi(\mathbf{k})] \propto \exp(\mathbf{q}^\top\mathbf{k}/\sqrt{d})`. The stabiliser :math:`c` is the row's
     maximum for queries and the maximum over all tokens for keys (per head), constants that cancel in the
-    attention's normalisation. ``data``: ``[T, H, d]``; ``projection``: ``[m, d]``; returns ``[T, H, m]``."""
+    attention's normalisation. ``data``: ``[H, T, d]``; ``projection``: ``[m, d]``; returns ``[H, T, m]``."""
     u = data * data.size(-1) ** -0.25
     dash = u @ projection.t()
     diag = u.square().sum(-1, keepdim=True) / 2
-    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(0, 2), keepdim=True)
+    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(1, 2), keepdim=True)
     return (torch.exp(dash - diag - stab) + eps) / math.sqrt(projection.size(0))
 
 
 def kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, key_weight: Tensor | None = None) -> Tensor:
     r"""All-pair attention :math:`\mathbf{z}_i = \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j
     / \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` in linear time: :math:`\phi(\mathbf{q}_i)^\top
-    (\sum_j w_j \phi(\mathbf{k}_j)\mathbf{v}_j^\top)`, no :math:`T \times T` matrix. ``qf``, ``kf``:
-    ``[T, H, m]``; ``v``: ``[T, H, D]``; ``key_weight`` (:math:`w`, default 1): ``[T, H]``."""
+    (\sum_j w_j \phi(\mathbf{k}_j)[\mathbf{v}_j; 1]^\top)` (numerator and normaliser in one batched product),
+    no :math:`T \times T` matrix. ``qf``, ``kf``: ``[H, T, m]``; ``v``: ``[H, T, D]``; ``key_weight``
+    (:math:`w`, default 1): ``[H, T]``."""
+    va = torch.cat([v, v.new_ones(v.shape[:-1] + (1,))], dim=-1)
     if key_weight is not None:
-        kf = kf * key_weight.unsqueeze(-1)
-    kv = torch.einsum("thm,thd->hmd", kf, v)
-    num = torch.einsum("thm,hmd->thd", qf, kv)
-    den = torch.einsum("thm,hm->th", qf, kf.sum(0))
-    return num / den.unsqueeze(-1)
+        va = va * key_weight.unsqueeze(-1)
+    out = qf @ (kf.transpose(1, 2) @ va)
+    return out[..., :-1] / out[..., -1:]
 
 
 def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) -> Tensor:
     r"""NodeFormer's kernelised Gumbel-softmax attention: the mean over :math:`K` samples of
     :func:`kernel_attention` with key weights :math:`w_{jk} = \exp(g_{jk}/\tau)`, ``noise`` the
-    :math:`g_{jk}/\tau` of shape ``[T, H, K]``. Each sample's weights are divided by their maximum over tokens (a
+    :math:`g_{jk}/\tau` of shape ``[H, T, K]``. Each sample's weights are divided by their maximum over tokens (a
     constant that cancels, so :math:`\exp` cannot overflow), and above a size threshold each sample is recomputed
     in the backward pass instead of kept, so memory is that of one sample, not :math:`K`."""
-    w = torch.exp(noise - noise.amax(0, keepdim=True))
+    w = torch.exp(noise - noise.amax(1, keepdim=True))
     big = torch.is_grad_enabled() and qf.size(0) * qf.size(1) * (qf.size(2) + v.size(2)) * noise.size(2) \
         > _CHECKPOINT_ELEMENTS
     out = 0.0
@@ -75,8 +75,8 @@ def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) ->
 
 
 def _link_sum(qf: Tensor, kf: Tensor, den: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
-    a = (qf[end] * kf[start]).sum(-1) / den[end]
-    return (a.log() * weight.unsqueeze(-1)).sum()
+    a = (qf[:, end] * kf[:, start]).sum(-1) / den[:, end]
+    return (a.log() * weight).sum()
 
 
 def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
@@ -85,8 +85,8 @@ def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weig
     \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_j)` the attention token :math:`t` pays to :math:`s` (no Gumbel
     noise), computed for the links only (:math:`O(|\text{links}|)`), in chunks recomputed in the backward pass
     when the gathered features would be large (Yelp: 5.4M links)."""
-    den = torch.einsum("thm,hm->th", qf, kf.sum(0))
-    step = max(1, _CHECKPOINT_ELEMENTS // (qf.size(1) * qf.size(2)))
+    den = (qf @ kf.sum(1).unsqueeze(-1)).squeeze(-1)
+    step = max(1, _CHECKPOINT_ELEMENTS // (qf.size(0) * qf.size(2)))
     if start.numel() <= step:
         total = _link_sum(qf, kf, den, start, end, weight)
     else:
@@ -95,7 +95,7 @@ def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weig
                                use_reentrant=False) if grad else
                     _link_sum(qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step])
                     for i in range(0, start.numel(), step))
-    return total / max(start.numel() * qf.size(1), 1)
+    return total / max(start.numel() * qf.size(0), 1)
 
 
 class _Tokens:
@@ -139,14 +139,13 @@ class _Attention(nn.Module):
         self.projection.copy_(orthogonal_features(self.random_features, self.hidden))
 
     def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor, Tensor]:
-        """Query and key random features and values, ``[T, H, m]``, ``[T, H, m]``, ``[T, H, d]``; a fresh feature
-        matrix in training (the reference redraws it every forward), the stored one in evaluation."""
-        t = z.size(0)
-        shape = (t, self.heads, self.hidden)
-        q = self.q(z).view(shape) / math.sqrt(tau)
-        k = self.k(z).view(shape) / math.sqrt(tau)
+        """Query and key random features and values, heads first: ``[H, T, m]``, ``[H, T, m]``, ``[H, T, d]``; a
+        fresh feature matrix in training (the reference redraws it every forward), the stored one in evaluation."""
+        shape = (z.size(0), self.heads, self.hidden)
+        q = self.q(z).view(shape).transpose(0, 1) / math.sqrt(tau)
+        k = self.k(z).view(shape).transpose(0, 1) / math.sqrt(tau)
         proj = orthogonal_features(self.random_features, self.hidden).to(z) if self.training else self.projection
-        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False), self.v(z).view(shape)
+        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False), self.v(z).view(shape).transpose(0, 1)
 
 
 @register_model("HyperGT")
@@ -375,7 +374,7 @@ class HyperGT(HypergraphModel):
                 att = kernel_attention(qf, kf, v)
             if self.training and self.link_loss_weight > 0 and torch.is_grad_enabled():
                 links.append(link_log_likelihood(qf, kf, tok.start, tok.end, tok.link_weight))
-            out = conv.o(att.flatten(1))
+            out = conv.o(att.transpose(0, 1).reshape(z.size(0), -1))
             out = norm(out + z if self.residual else out)
             if self.activation:
                 out = F.elu(out)

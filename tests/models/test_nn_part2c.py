@@ -161,22 +161,22 @@ def test_every_task_adds_the_encoders_extra_loss(kind):
 # ---------------------------------------------------------------------------------------------------- HyperGT
 
 def naive_kernel(data, proj, is_query, eps=1e-6):
-    """The softmax-kernel random features written per head and token, straight from the formula."""
-    t, heads, d = data.shape
-    out = torch.empty(t, heads, proj.size(0), dtype=data.dtype)
+    """The softmax-kernel random features written per head, straight from the formula (``data``: [H, T, d])."""
+    heads, t, d = data.shape
+    out = torch.empty(heads, t, proj.size(0), dtype=data.dtype)
     for h in range(heads):
-        u = data[:, h] * d ** -0.25
+        u = data[h] * d ** -0.25
         dash = u @ proj.t()
         c = dash.max(dim=1, keepdim=True).values if is_query else dash.max()
-        out[:, h] = (torch.exp(dash - (u * u).sum(1, keepdim=True) / 2 - c) + eps) / math.sqrt(proj.size(0))
+        out[h] = (torch.exp(dash - (u * u).sum(1, keepdim=True) / 2 - c) + eps) / math.sqrt(proj.size(0))
     return out
 
 
 def dense_attention(qf, kf, key_weight=None):
     """The T x T attention matrices, one per head: a[h, i, j] = w_j phi(q_i).phi(k_j) / sum_j (...)."""
-    a = torch.einsum("ihm,jhm->hij", qf, kf)
+    a = torch.einsum("him,hjm->hij", qf, kf)
     if key_weight is not None:
-        a = a * key_weight.t()[:, None, :]
+        a = a * key_weight[:, None, :]
     return a / a.sum(-1, keepdim=True)
 
 
@@ -203,11 +203,11 @@ def naive_hypergt(model, x, edges, n, projections):
     layers, link_terms = [z], []
     for conv, norm, proj in zip(model.convs, model.norms[1:], projections):
         shape = (t, conv.heads, conv.hidden)
-        q = (z @ conv.q.weight.t() + conv.q.bias).view(shape) / math.sqrt(model.tau)
-        k = (z @ conv.k.weight.t() + conv.k.bias).view(shape) / math.sqrt(model.tau)
-        v = (z @ conv.v.weight.t() + conv.v.bias).view(shape)
+        q = (z @ conv.q.weight.t() + conv.q.bias).view(shape).transpose(0, 1) / math.sqrt(model.tau)
+        k = (z @ conv.k.weight.t() + conv.k.bias).view(shape).transpose(0, 1) / math.sqrt(model.tau)
+        v = (z @ conv.v.weight.t() + conv.v.bias).view(shape).transpose(0, 1)
         a = dense_attention(naive_kernel(q, proj, True), naive_kernel(k, proj, False))
-        att = torch.einsum("hij,jhd->ihd", a, v)
+        att = torch.einsum("hij,hjd->ihd", a, v)  # back to tokens first, heads concatenated per token
         link_terms.append(torch.stack([torch.log(a[:, tgt, src]) / indeg[tgt] for src, tgt in links]).mean())
         out = att.flatten(1) @ conv.o.weight.t() + conv.o.bias
         out = out + z if model.residual else out
@@ -273,14 +273,14 @@ def test_hypergt_training_link_loss_equals_the_dense_attention_log_likelihood():
 def test_kernel_and_gumbel_attention_equal_the_dense_formulas():
     g = torch.Generator().manual_seed(0)
     t, heads, d, m, k = 11, 3, 4, 6, 5
-    q, key, v = (torch.randn(t, heads, d, generator=g, dtype=torch.float64) for _ in range(3))
+    q, key, v = (torch.randn(heads, t, d, generator=g, dtype=torch.float64) for _ in range(3))
     proj = orthogonal_features(m, d, g).double()
     qf, kf = softmax_kernel(q, proj, True), softmax_kernel(key, proj, False)
     torch.testing.assert_close(qf, naive_kernel(q, proj, True))
     torch.testing.assert_close(kf, naive_kernel(key, proj, False))
-    torch.testing.assert_close(kernel_attention(qf, kf, v), torch.einsum("hij,jhd->ihd", dense_attention(qf, kf), v))
-    noise = 4.0 * torch.randn(t, heads, k, generator=g, dtype=torch.float64)  # large: exp would lose precision
-    want = torch.stack([torch.einsum("hij,jhd->ihd", dense_attention(qf, kf, noise[..., s].exp()), v)
+    torch.testing.assert_close(kernel_attention(qf, kf, v), torch.einsum("hij,hjd->hid", dense_attention(qf, kf), v))
+    noise = 4.0 * torch.randn(heads, t, k, generator=g, dtype=torch.float64)  # large: exp would lose precision
+    want = torch.stack([torch.einsum("hij,hjd->hid", dense_attention(qf, kf, noise[..., s].exp()), v)
                         for s in range(k)]).mean(0)
     torch.testing.assert_close(gumbel_kernel_attention(qf, kf, v, noise), want)
     start, end = torch.tensor([0, 1, 2, 5, 7]), torch.tensor([3, 3, 4, 4, 4])
@@ -294,9 +294,9 @@ def test_checkpointed_gumbel_samples_and_link_chunks_give_the_same_values_and_gr
     import models.nn.hypergt as hg
 
     g = torch.Generator().manual_seed(1)
-    qf, kf = (torch.rand(9, 2, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
-    v = torch.randn(9, 2, 3, generator=g, dtype=torch.float64, requires_grad=True)
-    noise = torch.randn(9, 2, 4, generator=g, dtype=torch.float64)
+    qf, kf = (torch.rand(2, 9, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.randn(2, 9, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    noise = torch.randn(2, 9, 4, generator=g, dtype=torch.float64)
     results = []
     start, end = torch.tensor([0, 1, 2, 5, 7, 3, 8]), torch.tensor([3, 3, 4, 4, 4, 3, 8])
     weight = torch.rand(7, generator=g, dtype=torch.float64)

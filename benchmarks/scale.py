@@ -41,10 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 DATASETS = {"trivago": "synthetic-trivago", "yelp": "synthetic-yelp"}  # cheaper first
 
-#: Peak-memory formulas for models that cannot fit (bytes; N nodes, M hyperedges incl. self-loops, P incidences,
-#: F features, h hidden width). Filled from the measured runs: a model that runs out under the cap at full scale
-#: is listed with the term that rules it out.
-OOM_FORMULAS: dict[str, str] = {}
+#: Why a model did not finish at full scale (N nodes, M hyperedges with the singletons, P incidences, F features,
+#: h hidden width), from the measured runs: the memory or time term that rules it out.
+NOTES: dict[str, str] = {
+    "DPHGNN": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost about 4 N^2 d "
+              "flops each per forward (d = 64), 1.5e13 forward and about 4.5e13 with backward at Trivago's "
+              "N = 172,738: over 30 minutes on one loaded core",
+}
 
 
 @contextlib.contextmanager
@@ -116,9 +119,11 @@ def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: 
     for d in names:
         s = sizes[d]
         if s:
-            lines.append(f"- {d}: {s['nodes']:,} nodes, {s['hyperedges']:,} hyperedges (self-loops included), "
-                         f"{s['incidences']:,} incidences, mean order {s['mean_order']:.2f}, {s['features']:,} "
-                         f"features, {s['classes']} classes")
+            m, p = s["hyperedges"] - s["nodes"], s["incidences"] - s["nodes"]  # one singleton per node
+            lines.append(f"- {d}: {s['nodes']:,} nodes, {s['hyperedges']:,} hyperedges ({m:,} plus a singleton per "
+                         f"node), {s['incidences']:,} incidences, mean order {p / max(m, 1):.2f} without the "
+                         f"singletons ({s['mean_order']:.2f} with them), {s['features']:,} features, "
+                         f"{s['classes']} classes")
     lines.append("")
     head = "| model | " + " | ".join(f"{d} s/epoch | {d} peak GiB" for d in names) + " | notes |"
     lines += [head, "|" + " --- |" * (1 + 2 * len(names) + 1)]
@@ -128,9 +133,11 @@ def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: 
             doc = by.get((DATASETS[d], m))
             cells += _cell(doc)
             if doc is not None and doc["status"] == "oom":
-                notes.append(f"{d}: {OOM_FORMULAS.get(m, 'out of memory; no formula recorded')}")
+                notes.append(f"{d}: {NOTES.get(m, 'out of memory; no formula recorded')}")
             elif doc is not None and doc["status"] == "error":
-                notes.append(f"{d}: {(doc.get('error') or '').splitlines()[-1][:160] if doc.get('error') else ''}")
+                error = (doc.get("error") or "").strip().splitlines()
+                notes.append(f"{d}: {error[-1][:160] if error else 'failed'}"
+                             + (f" ({NOTES[m]})" if m in NOTES else ""))
         lines.append(f"| {m} | " + " | ".join(cells) + f" | {'; '.join(notes)} |")
     return "\n".join(lines) + "\n"
 
@@ -157,6 +164,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--table", type=Path, default=None, help="rewrite this Markdown table after every point")
     p.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
                    help="config overrides for every model, as models.train --set (epochs is always 1)")
+    p.add_argument("--render-only", action="store_true",
+                   help="print (and with --table write) the table of the points already under --out; run nothing")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if args.memory_cap_gib <= 0:
@@ -178,6 +187,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown model(s) {', '.join(unknown)}; valid: {', '.join(sorted(MODELS))}", file=sys.stderr)
         return 2
     out = args.out / f"scale-{args.scale:g}"  # points of different scales never mix
+    if args.render_only:
+        from models.study.common import iter_points
+
+        wanted = {(DATASETS[d], m) for d in args.datasets for m in names}
+        points = [p for p in iter_points([out]) if (p["dataset"], p["model"]) in wanted] if out.exists() else []
+        text = render(points, memory_cap_gib=args.memory_cap_gib, scale=args.scale, threads=args.threads)
+        if args.table is not None:
+            write_table(points, args.table, memory_cap_gib=args.memory_cap_gib, scale=args.scale,
+                        threads=args.threads)
+        print(text, end="")
+        return 0
     points = run(names, args.datasets, out, memory_cap_gib=args.memory_cap_gib, scale=args.scale,
                  threads=args.threads, timeout_s=args.timeout_s, lock=args.lock, table=args.table,
                  overrides=tuple(args.overrides), progress=not args.no_progress)

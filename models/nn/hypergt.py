@@ -10,12 +10,12 @@ from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dense, dropout as drop)
+                      check_common, check_float, check_int, dropout as drop)
 from .registry import register_model
 
 POSITIONAL_ENCODINGS = ("trained", "random", "none")
 HYPEREDGE_FEATURES = ("mean", "zero")
-_CHECKPOINT_ELEMENTS = 1 << 24  # Gumbel samples are recomputed in the backward pass above this many floats
+_CHECKPOINT_ELEMENTS = 1 << 24  # Gumbel samples and link chunks above this many floats are recomputed in backward
 
 
 def orthogonal_features(num_features: int, dim: int, generator: torch.Generator | None = None) -> Tensor:
@@ -110,7 +110,8 @@ class _Tokens:
         used = torch.nonzero(inc.deg_e > 0).view(-1)
         rank = torch.full((inc.num_edges,), -1, dtype=torch.long, device=dev)
         rank[used] = torch.arange(used.numel(), device=dev)
-        self.num_nodes, self.num_edges, self.max_edge = n, int(used.numel()), int(used.max()) + 1 if used.numel() else 0
+        self.num_nodes, self.num_edges = n, int(used.numel())
+        self.max_edge = int(used.max()) + 1 if used.numel() else 0  # one past the largest id with members
         self.num_tokens = n + self.num_edges
         row = rank[inc.edge]
         ones = torch.ones(inc.nnz, dtype=dt, device=dev)
@@ -152,9 +153,10 @@ class _Attention(nn.Module):
 class HyperGT(HypergraphModel):
     r"""HyperGT from `"Hypergraph Transformer for Semi-Supervised Classification"
     <https://arxiv.org/abs/2312.11385>`_ (Liu, Tang, Ye, Dong, Chen and Wang, ICASSP 2024), DHG-Bench appendix A.2:
-    nodes and hyperedges are the :math:`T = N + M` tokens of a Transformer with global attention (section 3.1,
-    NodeFormer's kernelised Gumbel-softmax attention, linear in :math:`T`), positional encodings from the
-    incidence matrix (section 3.2) and a structure regulariser on the node-hyperedge links (section 3.3).
+    nodes and hyperedges are the :math:`T = N + M` tokens of a Transformer with global attention (NodeFormer's
+    kernelised Gumbel-softmax attention, linear in :math:`T`, as the paper's code computes it), with, in the
+    abstract's words, "i) a positional encoding based on the hypergraph incidence matrix" and "ii) a hypergraph
+    structure regularization in the loss function, capturing connectivities between nodes and hyperedges".
 
     .. math::
         \mathbf{Z}^{(0)} = \mathrm{Dropout}(\mathrm{ELU}(\mathrm{LN}(\begin{bmatrix}\mathbf{X} \\

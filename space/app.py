@@ -63,7 +63,8 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
     rows = service.leaderboard_rows(testset, tracks=tracks, model_types=tuple(model_types or MODEL_TYPES + ("baseline",)),
                                     scale=_opt(scale), source=_opt(source), text_rep=_opt(text_rep),
                                     visual_rep=_opt(visual_rep))
-    columns = [c for c in (columns if columns is not None else DEFAULT_COLUMNS) if c in INFO_COLUMNS + SCORE_COLUMNS]
+    wanted = set(columns if columns is not None else DEFAULT_COLUMNS)
+    columns = [c for c in INFO_COLUMNS + SCORE_COLUMNS if c in wanted]  # the table's own order, whatever was clicked
     records = []
     for r in rows:
         e = r["entry"]
@@ -299,7 +300,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             if file is None:
                 raise SubmissionError("choose a samples.jsonl or a zip of an evaluate output folder")
             sub = Submission(model=model, testset=testset, track=track, routing=routing or None, model_type=model_type,
-                             num_parameters=None if params in (None, "") else params, link=link, revision=revision)
+                             num_parameters=params or None, link=link, revision=revision)  # 0 = not given
             entry = service.submit_upload(getattr(file, "name", file), sub, submitter_of(request, profile))
         except SubmissionError as exc:
             return f"Rejected: {exc}"
@@ -313,7 +314,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
     def do_request(model, link, revision, model_type, params, track, testset, request: gr.Request, profile=None):
         try:
             sub = Submission(model=model, testset=testset, track=track, model_type=model_type,
-                             num_parameters=None if params in (None, "") else params, link=link, revision=revision)
+                             num_parameters=params or None, link=link, revision=revision)
             req = service.request(sub, submitter_of(request, profile))
         except SubmissionError as exc:
             return f"Rejected: {exc}", queue_frame(service)

@@ -12,15 +12,18 @@ rendered from user input. Configuration: :class:`space.service.SpaceConfig` (env
 from __future__ import annotations
 
 import sys
-import tempfile
 import threading
 import time
 import zipfile
 from pathlib import Path
 
-if __package__ in (None, ""):  # `python space/app.py`: make the checkout root importable
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    __package__ = "space"
+if __name__ == "__main__" and __package__ in (None, ""):  # run as a script: `python space/app.py`, or the Space
+    _here = Path(__file__).resolve().parent  # in a checkout this is space/; in a deployed Space, the repo root
+    sys.path.insert(0, str(_here.parent if _here.name == "space" else _here))
+    from space.app import main
+
+    main()
+    raise SystemExit(0)
 
 import gradio as gr  # noqa: E402
 import pandas as pd  # noqa: E402

@@ -269,7 +269,7 @@ def metric():
 @dataclass
 class Scored:
     scores: dict
-    cells: list
+    cells: np.ndarray
     num_samples: int
 
 
@@ -288,7 +288,7 @@ def score(records: list[dict], index: SampleIndex, track: str) -> Scored:
     return Scored(out, cells_from(cols, np.asarray(correct), np.asarray(unparsed)), len(records))
 
 
-def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> list[list[int]]:
+def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> np.ndarray:
     """Count samples, correct and unparsed answers per (task, text, visual, scale, source) cell."""
     sizes = [len(AXES[a]) for a in AXES]
     flat = np.ravel_multi_index(cols.T, sizes)
@@ -298,26 +298,54 @@ def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> l
     miss = np.bincount(flat, weights=unparsed.astype(np.float64), minlength=n)
     nz = np.flatnonzero(total)
     coords = np.array(np.unravel_index(nz, sizes)).T
-    return [[*map(int, c), int(total[k]), int(right[k]), int(miss[k])] for c, k in zip(coords, nz)]
+    return np.column_stack([coords, total[nz], right[nz].round(), miss[nz].round()]).astype(np.int64)
 
 
-def summarise(cells, *, scale: str | None = None, source: str | None = None, text_rep: str | None = None,
-              visual_rep: str | None = None) -> dict | None:
+def summarise(cells, **filters) -> dict | None:
     """Accuracy per task, Avg.U (understanding tasks), Avg.R (reasoning tasks) and overall accuracy, in percent,
-    over the cells matching the filters (None = all); None when no sample matches."""
+    over the cells matching the filters (``scale``, ``source``, ``text_rep``, ``visual_rep``; None = all); None
+    when no sample matches."""
+    return summarise_many([cells], **filters)[0]
+
+
+SHAPE = tuple(len(v) for v in AXES.values())  # task, text rep, visual rep, scale, source
+
+
+def dense(cells) -> np.ndarray:
+    """An entry's cells as a dense ``(*SHAPE, 2)`` array of (samples, correct) counts."""
     a = np.asarray(cells, dtype=np.int64).reshape(-1, 8)
-    mask = np.ones(len(a), dtype=bool)
-    for col, axis, value in ((3, "scale", scale), (4, "source", source), (1, "text_rep", text_rep),
-                             (2, "visual_rep", visual_rep)):
+    flat = np.ravel_multi_index(a[:, :5].T, SHAPE)
+    n = int(np.prod(SHAPE))
+    out = np.stack([np.bincount(flat, weights=a[:, 5], minlength=n), np.bincount(flat, weights=a[:, 6], minlength=n)],
+                   axis=-1)
+    return out.astype(np.int32).reshape(*SHAPE, 2)
+
+
+def summarise_many(cells_list, *, stack: np.ndarray | None = None, scale: str | None = None,
+                   source: str | None = None, text_rep: str | None = None, visual_rep: str | None = None):
+    """:func:`summarise` of many entries at once, from their stacked :func:`dense` arrays (``stack``, computed
+    when not given): each filter is a slice, then one sum over the representation, scale and source axes."""
+    if stack is None:
+        stack = np.stack([dense(c) for c in cells_list]) if len(cells_list) else np.zeros((0, *SHAPE, 2), np.int32)
+    view = stack
+    for axis, name, value in ((2, "text_rep", text_rep), (3, "visual_rep", visual_rep), (4, "scale", scale),
+                              (5, "source", source)):
         if value is not None:
-            mask &= a[:, col] == AXES[axis].index(value)
-    a = a[mask]
-    if not len(a):
-        return None
-    total = np.bincount(a[:, 0], weights=a[:, 5], minlength=len(TASK_CODES))
-    right = np.bincount(a[:, 0], weights=a[:, 6], minlength=len(TASK_CODES))
-    per_task = {TASK_CODES[t]: 100.0 * right[t] / total[t] for t in range(len(TASK_CODES)) if total[t]}
-    u = [v for k, v in per_task.items() if k in UNDERSTANDING]
-    r = [v for k, v in per_task.items() if k not in UNDERSTANDING]
-    return {"per_task": per_task, "avg_u": float(np.mean(u)) if u else None, "avg_r": float(np.mean(r)) if r else None,
-            "accuracy": 100.0 * float(a[:, 6].sum()) / float(a[:, 5].sum()), "num_samples": int(a[:, 5].sum())}
+            i = AXES[name].index(value)
+            view = view[(slice(None),) * axis + (slice(i, i + 1),)]
+    counts = view.sum(axis=(2, 3, 4, 5), dtype=np.int64)  # (entries, tasks, 2)
+    understanding = np.array([c in UNDERSTANDING for c in TASK_CODES])
+    out = []
+    for per in counts:
+        tot, ok = per[:, 0], per[:, 1]
+        if not tot.any():
+            out.append(None)
+            continue
+        present = tot > 0
+        acc = np.where(present, 100.0 * ok / np.where(present, tot, 1), np.nan)
+        u, r = present & understanding, present & ~understanding
+        out.append({"per_task": {TASK_CODES[t]: float(acc[t]) for t in np.flatnonzero(present)},
+                    "avg_u": float(acc[u].mean()) if u.any() else None,
+                    "avg_r": float(acc[r].mean()) if r.any() else None,
+                    "accuracy": 100.0 * float(ok.sum()) / float(tot.sum()), "num_samples": int(tot.sum())})
+    return out

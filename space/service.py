@@ -13,7 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .scoring import POLICIES, TRACKS, Limits, SubmissionError, check_results_json, read_upload, score, summarise
+import numpy as np
+
+from .scoring import (POLICIES, TRACKS, Limits, SubmissionError, check_results_json, dense, read_upload, score,
+                      summarise_many)
 from .store import DuplicateError, Entry, Request, SQLiteStore, Store
 from .testsets import HIDDEN, PUBLIC, TestSets
 
@@ -44,8 +47,10 @@ class SpaceConfig:
         here = Path(__file__).resolve().parent
         studies = env.get("HYPERGVL_SPACE_STUDIES")
         deployed = bool(env.get("SPACE_ID"))
+        # a Space with persistent storage mounts it at /data; elsewhere the data stays beside the app
+        default_data = Path("/data/hypergvl") if deployed and Path("/data").is_dir() else here / ".data"
         return cls(
-            data_dir=Path(env.get("HYPERGVL_SPACE_DATA", here / ".data")),
+            data_dir=Path(env.get("HYPERGVL_SPACE_DATA", default_data)),
             public_seed=int(env.get("HYPERGVL_PUBLIC_SEED", 0)), per_task=int(env.get("HYPERGVL_PER_TASK", 4)),
             hidden_seed=int(env["HYPERGVL_HIDDEN_SEED"]) if env.get("HYPERGVL_HIDDEN_SEED") else None,
             rate_limit=int(env.get("HYPERGVL_RATE_LIMIT", 5)),
@@ -204,14 +209,18 @@ class Service:
         """Table 3 rows (one per entry) for the filters: per-task accuracy, Avg.U, Avg.R over the matching cells."""
         key = ("lb", testset, tuple(tracks), tuple(model_types or ()), scale, source, text_rep, visual_rep)
 
+        def chosen(entries):
+            picked = [e for e in entries if e.testset == testset and e.track in tracks
+                      and (not model_types or e.model_type in model_types)]
+            return picked, (np.stack([dense(e.cells) for e in picked]) if picked else None)
+
         def compute(entries):
-            rows = []
-            for e in entries:
-                if e.testset != testset or e.track not in tracks or (model_types and e.model_type not in model_types):
-                    continue
-                s = summarise(e.cells, scale=scale, source=source, text_rep=text_rep, visual_rep=visual_rep)
-                if s is not None:
-                    rows.append({"entry": e, **s})
+            picked, stack = self.view(key[:4], chosen)  # the dense counts, shared by every filter of this view
+            if not picked:
+                return []
+            sums = summarise_many(None, stack=stack, scale=scale, source=source, text_rep=text_rep,
+                                  visual_rep=visual_rep)
+            rows = [{"entry": e, **s} for e, s in zip(picked, sums) if s is not None]
             rows.sort(key=lambda r: -(r["accuracy"]))
             return rows
 

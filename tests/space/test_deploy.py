@@ -1,0 +1,54 @@
+"""The Space repository layout: front matter, the staged app importable as a Space would import it, the upload."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from space.deploy import deploy, stage
+
+
+def front_matter(text: str) -> dict:
+    import yaml
+
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_front_matter_pins_the_installed_gradio():
+    import gradio
+
+    from space.deploy import HERE
+
+    meta = front_matter((HERE / "README.md").read_text())
+    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["sdk_version"] == gradio.__version__
+    assert f"gradio=={gradio.__version__}" in (HERE / "requirements.txt").read_text().split()
+
+
+def test_staged_space_imports_and_uploads(tmp_path):
+    out = stage(tmp_path / "stage", wheel=False)
+    assert {p.name for p in out.iterdir()} >= {"README.md", "app.py", "requirements.txt", "space"}
+    assert (out / "space" / "scoring.py").exists() and (out / "space" / "worker.py").exists()
+    code = "import sys; sys.path.insert(0, '.'); import space.app, space.worker, space.hub_store; print('ok')"
+    run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=300)
+    assert run.stdout.strip() == "ok", run.stderr[-2000:]
+
+    calls = []
+
+    class FakeApi:
+        def __getattr__(self, name):
+            return lambda *a, **k: calls.append((name, a, k))
+
+    url = deploy("org/board", out, api=FakeApi(), secrets={"HYPERGVL_HIDDEN_SEED": "123"},
+                 variables={"HYPERGVL_RESULTS_REPO": "org/results"})
+    assert url == "https://huggingface.co/spaces/org/board"
+    assert [c[0] for c in calls] == ["create_repo", "add_space_secret", "add_space_variable", "upload_folder"]
+    assert calls[-1][2]["repo_type"] == "space" and calls[-1][2]["folder_path"] == str(out)
+
+
+@pytest.mark.slow
+def test_stage_builds_the_project_wheel(tmp_path):
+    out = stage(tmp_path / "stage")
+    (wheel,) = out.glob("hypergvl-*.whl")
+    assert f"./{wheel.name}" in (out / "requirements.txt").read_text()

@@ -30,7 +30,7 @@ import pandas as pd  # noqa: E402
 
 from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402
 
-from .scoring import AXES, POLICIES, SCALES, SOURCES, SubmissionError, summarise  # noqa: E402
+from .scoring import AXES, POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
 from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets  # noqa: E402
 from .store import Store  # noqa: E402
 from .testsets import HIDDEN, PUBLIC  # noqa: E402
@@ -119,7 +119,7 @@ def representation_frame(entry) -> pd.DataFrame:
 def _result_dict(entry) -> dict:
     """An entry as ``evaluators.report`` expects a results.json (matplotlib-safe label)."""
     name = entry.model.replace("$", r"\$")[:60]
-    return {"model": {"name": name}, "scores": entry.scores, "text_only": entry.text_only}
+    return {"model": {"name": name}, "scores": {**entry.scores, **groupings(entry.cells)}, "text_only": entry.text_only}
 
 
 def _figures_dir(service: Service) -> Path:

@@ -282,10 +282,32 @@ def score(records: list[dict], index: SampleIndex, track: str) -> Scored:
         predictions=[r["response"] for r in records], references=refs, return_verdicts=True,
         text_reps=[text_names[t] for _, t, _ in keys], visual_reps=[visual_names[v] for _, _, v in keys],
         scales=[SCALES[index.meta[m][1]] for m, _, _ in keys], sources=[SOURCES[index.meta[m][2]] for m, _, _ in keys])
-    correct, unparsed = out.pop("correct"), out.pop("unparsed")
-    out.pop("parsed")
+    correct, unparsed = np.asarray(out["correct"]), np.asarray(out["unparsed"])
     cols = np.array([(index.meta[m][0], t, v, index.meta[m][1], index.meta[m][2]) for m, t, v in keys], dtype=np.int64)
-    return Scored(out, cells_from(cols, np.asarray(correct), np.asarray(unparsed)), len(records))
+    return Scored({k: out[k] for k in HEADLINE}, cells_from(cols, correct, unparsed), len(records))
+
+
+HEADLINE = ("accuracy", "avg_u", "avg_r", "per_task", "per_task_count", "unparsed_rate", "num_samples")
+GROUPINGS = {"by_text_rep": ("text_rep",), "by_visual_rep": ("visual_rep",), "by_scale": ("scale",),
+             "by_source": ("source",), "by_source_and_scale": ("source", "scale")}
+
+
+def groupings(cells) -> dict:
+    """The metric's groupings (``by_text_rep``, ``by_visual_rep``, ``by_scale``, ``by_source``,
+    ``by_source_and_scale``: accuracy, per_task, avg_u, avg_r per group present) from an entry's cells."""
+    stack = dense(cells)[None]
+    out = {}
+    for key, axes in GROUPINGS.items():
+        combos = [()]
+        for axis in axes:
+            combos = [c + (v,) for c in combos for v in AXES[axis]]
+        groups = {}
+        for combo in combos:
+            (s,) = summarise_many(None, stack=stack, **dict(zip(axes, combo)))
+            if s is not None:
+                groups["/".join(combo)] = s
+        out[key] = groups
+    return out
 
 
 def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +46,9 @@ class Entry:
 
     ``scores`` is the ``hypergvl_accuracy`` output over the whole selection; ``cells`` the per-sample verdicts
     counted by (task, text rep, visual rep, scale, source) (:mod:`space.scoring`), from which every filtered view
-    is computed: an integer array, stored as base64 of its little-endian int32 bytes (a JSON list of 20,000
-    integers takes 5 ms to parse, which 1,000 entries cannot afford on a page load). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
+    is computed: an integer array, stored as base64 of its zlib-compressed little-endian int32 bytes (a JSON list of
+    20,000 integers takes 5 ms to parse, which 1,000 entries cannot afford on a page load). ``scores`` holds the
+    headline numbers only; every grouping is derived from the cells (:func:`space.scoring.groupings`). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
 
     model: str
     revision: str
@@ -88,12 +90,12 @@ class Entry:
 
 def encode_cells(cells) -> dict:
     a = np.ascontiguousarray(np.asarray(cells, dtype="<i4"))
-    return {"dtype": "<i4", "shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
+    return {"dtype": "<i4", "shape": list(a.shape), "zlib_b64": base64.b64encode(zlib.compress(a.tobytes(), 6)).decode()}
 
 
 def decode_cells(doc) -> np.ndarray:
     if isinstance(doc, dict):
-        return np.frombuffer(base64.b64decode(doc["b64"]), dtype="<i4").reshape(doc["shape"])
+        return np.frombuffer(zlib.decompress(base64.b64decode(doc["zlib_b64"])), dtype="<i4").reshape(doc["shape"])
     return np.asarray(doc, dtype=np.int64)  # a plain list of rows
 
 

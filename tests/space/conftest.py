@@ -31,7 +31,7 @@ def fresh(service, tmp_path, **config):
     from space.service import Service
     from space.store import SQLiteStore
 
-    cfg = replace(service.config, **config)
+    cfg = replace(service.config, **{"data_dir": tmp_path / "space-data", **config})
     return Service(cfg, SQLiteStore(tmp_path / "store.sqlite"), service.sets)
 
 

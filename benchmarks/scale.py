@@ -66,18 +66,25 @@ def _locked(path: Path | None):
 
 def run(models: list[str], datasets: list[str], out: Path, *, memory_cap_gib: float, scale: float, threads: int,
         timeout_s: float | None, lock: Path | None = None, table: Path | None = None, overrides: tuple = (),
-        progress: bool = True) -> list[dict]:
+        retry_errors: bool = False, progress: bool = True) -> list[dict]:
     """Every (dataset, model) point, dataset by dataset, one subprocess at a time; ``table`` is rewritten after
-    each point so a long study can be committed as it goes."""
+    each point so a long study can be committed as it goes. A finished point (ok, or oom at the same cap) is
+    skipped, and so is a failed one (a timeout, say) unless ``retry_errors``."""
     from tqdm import tqdm
 
+    from models.study.common import iter_points
     from models.study.efficiency import run as run_points
 
+    failed = {} if retry_errors or not Path(out).exists() else {
+        (p["dataset"], p["model"]): p for p in iter_points([out]) if p["status"] == "error"}
     points = []
     bar = tqdm([(d, m) for d in datasets for m in models], desc="scale", unit="model", disable=not progress,
                dynamic_ncols=True)
     for ds, model in bar:
         bar.set_postfix_str(f"{ds} {model}")
+        if (DATASETS[ds], model) in failed:  # e.g. a timeout: kept, not rerun, unless --retry-errors
+            points.append(failed[(DATASETS[ds], model)])
+            continue
         with _locked(lock):  # run_points skips a finished point (ok, or oom at the same cap) without a child
             doc = run_points([model], out, datasets=[DATASETS[ds]], runs=1, overrides=["epochs=1", *overrides],
                              memory_cap_gib=memory_cap_gib, scale=scale, threads=threads, timeout_s=timeout_s,
@@ -164,6 +171,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--table", type=Path, default=None, help="rewrite this Markdown table after every point")
     p.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
                    help="config overrides for every model, as models.train --set (epochs is always 1)")
+    p.add_argument("--retry-errors", action="store_true", help="rerun points that failed (default: keep them)")
     p.add_argument("--render-only", action="store_true",
                    help="print (and with --table write) the table of the points already under --out; run nothing")
     p.add_argument("--no-progress", action="store_true")
@@ -200,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     points = run(names, args.datasets, out, memory_cap_gib=args.memory_cap_gib, scale=args.scale,
                  threads=args.threads, timeout_s=args.timeout_s, lock=args.lock, table=args.table,
-                 overrides=tuple(args.overrides), progress=not args.no_progress)
+                 overrides=tuple(args.overrides), retry_errors=args.retry_errors, progress=not args.no_progress)
     print(render(points, memory_cap_gib=args.memory_cap_gib, scale=args.scale, threads=args.threads), end="")
     return 0 if all(p is not None and p["status"] != "error" for p in points) else 1
 

@@ -44,4 +44,4 @@ def free_port() -> int:
 def seeded_run(service, name="baseline-symbolic-vision", kind="public") -> Path:
     """The folder of a seeded baseline run (a real `hypergvl evaluate` output folder)."""
     s = service.sets.current(kind)
-    return service.config.data_dir / "runs" / "seed" / s.name / name
+    return service.sets.dir / "runs" / "seed" / s.name / name  # the seeding service's folder, shared by fresh()

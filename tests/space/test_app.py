@@ -184,3 +184,28 @@ def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tm
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_oauth_app_requires_a_login(space_service, tmp_path, monkeypatch):
+    """Deployed with OAuth, the app shows a login button and refuses an anonymous submission (rate limit per user)."""
+    pytest.importorskip("authlib", reason="gradio[oauth] is not installed")
+    import gradio as gr
+
+    for k, v in {"SYSTEM": "spaces", "SPACE_ID": "org/board", "OAUTH_CLIENT_ID": "id", "OAUTH_CLIENT_SECRET": "secret",
+                 "OAUTH_SCOPES": "openid profile", "OPENID_PROVIDER_URL": "https://huggingface.co"}.items():
+        monkeypatch.setenv(k, v)  # what a Space with `hf_oauth: true` sets
+    import gradio.oauth
+
+    for k in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):
+        monkeypatch.setattr(gradio.oauth, k, os.environ[k], raising=False)  # read by gradio at import time
+
+    from space.app import build_app
+
+    svc = fresh(space_service, tmp_path)
+    app = build_app(svc, oauth=True)
+    assert any(isinstance(b, gr.LoginButton) for b in app.blocks.values())
+    submit = next(fn for fn in app.fns.values() if fn.api_name == "submit")
+    good, _ = variant(svc, tmp_path, 1)
+    msg = submit.fn(str(good), "org/x", "", "main", "open", 1, "vision", "", svc.sets.current("public").name, None,
+                    None)
+    assert msg == "Rejected: log in with your Hugging Face account to submit" and svc.store.entries() == []

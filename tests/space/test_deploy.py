@@ -23,7 +23,8 @@ def test_front_matter_pins_the_installed_gradio():
 
     meta = front_matter((HERE / "README.md").read_text())
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["sdk_version"] == gradio.__version__
-    assert f"gradio=={gradio.__version__}" in (HERE / "requirements.txt").read_text().split()
+    pins = [line.split("#")[0].strip() for line in (HERE / "requirements.txt").read_text().splitlines()]
+    assert f"gradio[oauth]=={gradio.__version__}" in pins
 
 
 def test_staged_space_imports_and_uploads(tmp_path):

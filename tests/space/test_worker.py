@@ -101,3 +101,30 @@ def test_killed_worker_loses_no_answer_and_the_request_completes(space_service, 
     assert asked_again <= 420 - answered + 8  # only the unanswered samples (plus those in flight at the kill)
     final = log.read_text()
     assert all(f'"id": "{i}"' in final for i in first_ids)
+
+
+def test_app_and_worker_do_not_know_which_store(space_service, tmp_path):
+    """The same upload, request and worker run over the Hub store (a fake Hub API) as over SQLite."""
+    from fake_hub import FakeHub
+
+    from space.app import leaderboard_frame
+    from space.hub_store import HubStore
+
+    hub = FakeHub()
+    hub.create_repo("org/requests", repo_type="dataset")
+    hub.create_repo("org/results", repo_type="dataset")
+    store = HubStore(hub, "org/requests", "org/results", cache_ttl_s=0)
+    from dataclasses import replace
+
+    svc = Service(replace(space_service.config, data_dir=tmp_path / "d"), store, space_service.sets)
+    public = svc.sets.current("public").name
+    upload = tmp_path / "samples.jsonl"
+    shutil.copy(space_service.config.data_dir / "runs" / "seed" / public / "baseline-random-vision" / "samples.jsonl",
+                upload)
+    svc.submit_upload(upload, Submission(model="org/uploaded", testset=public), "ip:1")
+    svc.request(Submission(model="baseline:symbolic", testset=public), "ip:1")
+    Worker(svc, "w1", ttl_s=60).run_once()
+    assert [r.status for r in store.requests()] == [FINISHED]
+    frame = leaderboard_frame(svc, public)
+    assert sorted(frame["Model"]) == ["baseline:symbolic", "org/uploaded"]
+    assert sum(f.startswith("results/") for f in hub.files("org/results")) == 2  # one JSON per result

@@ -30,7 +30,7 @@ import pandas as pd  # noqa: E402
 
 from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402
 
-from .scoring import AXES, POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
+from .scoring import POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
 from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets  # noqa: E402
 from .store import Store  # noqa: E402
 from .testsets import HIDDEN, PUBLIC  # noqa: E402
@@ -447,7 +447,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                     sub_link = gr.Textbox(label="Hub id or URL", max_length=300, elem_id="sub-link")
                     sub_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="sub-revision")
                     sub_type = gr.Radio(list(MODEL_TYPES), value="open", label="Type", elem_id="sub-type")
-                    sub_params = gr.Number(None, label="Parameters (billions)", elem_id="sub-params")
+                    sub_params = gr.Number(None, label="Parameters (billions; 0 = not stated)", elem_id="sub-params")
             sub_btn = gr.Button("Submit", variant="primary", elem_id="sub-btn")
             sub_result = gr.Textbox(label="Result", interactive=False, elem_id="sub-result")
             sub_btn.click(submit_fn, [sub_file, sub_model, sub_link, sub_revision, sub_type, sub_params, sub_track,
@@ -459,7 +459,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                 req_model = gr.Textbox(label="Hub model id (org/name)", max_length=200, elem_id="req-model")
                 req_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="req-revision")
                 req_type = gr.Radio(list(MODEL_TYPES), value="open", label="Type", elem_id="req-type")
-                req_params = gr.Number(None, label="Parameters (billions)", elem_id="req-params")
+                req_params = gr.Number(None, label="Parameters (billions; 0 = not stated)", elem_id="req-params")
                 req_track = gr.Radio(["vision", "text-only"], value="vision", label="Track", elem_id="req-track")
                 req_set = gr.Radio([(sets[PUBLIC].label, public), (sets[HIDDEN].label, hidden)], value=public,
                                    label="Test set", elem_id="req-set")

@@ -60,7 +60,7 @@ from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import HfHubHTTPError
 
 from space.store import (FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request, Store,
-                         duplicate_message, expired, entry_key, shown)
+                         duplicate_message, entry_key, expired, may_act, shown)
 
 log = logging.getLogger(__name__)
 
@@ -380,13 +380,7 @@ def _refuse_duplicate_entry(view: _View, entry: Entry) -> None:
 def _mine(view: _View, request_id: str, worker: str, *, late_ok: bool) -> Request | None:
     """The request if ``worker`` may act on it (the same rule as :class:`space.store.SQLiteStore`)."""
     r = view.requests.get(request_id)
-    if r is None:
-        return None
-    if r.status == RUNNING and r.claimed_by == worker:
-        return r
-    if late_ok and shown(r).status == PENDING and r.claimed_by in (worker, None):
-        return r  # our claim expired but nobody took the request over: the result still counts
-    return None
+    return r if may_act(r, worker, late_ok=late_ok) else None
 
 
 def from_env(env: Mapping[str, str] = os.environ) -> HubStore | None:

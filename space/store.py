@@ -189,6 +189,16 @@ def expired(req: Request, now: float) -> bool:
     return req.status == RUNNING and req.claim_expires is not None and req.claim_expires < now
 
 
+def may_act(r: Request | None, worker: str, *, late_ok: bool) -> bool:
+    """Whether ``worker`` may renew (``late_ok=False``), finish or fail (``late_ok=True``) request ``r``: it holds the
+    claim, or its claim expired and nobody took the request over (the result still counts)."""
+    if r is None:
+        return False
+    if r.status == RUNNING and r.claimed_by == worker:
+        return True
+    return late_ok and shown(r).status == PENDING and r.claimed_by in (worker, None)
+
+
 def shown(req: Request, now: float | None = None) -> Request:
     """The request as readers see it: an expired claim is PENDING again."""
     if expired(req, time.time() if now is None else now):
@@ -316,13 +326,7 @@ class SQLiteStore(Store):
 
     def _mine(self, db, request_id: str, worker: str, *, late_ok: bool) -> Request | None:
         r = self._get(db, request_id)
-        if r is None:
-            return None
-        if r.status == RUNNING and r.claimed_by == worker:
-            return r
-        if late_ok and shown(r).status == PENDING and r.claimed_by in (worker, None):
-            return r  # our claim expired but nobody took the request over: the result still counts
-        return None
+        return r if may_act(r, worker, late_ok=late_ok) else None
 
     def renew(self, request_id: str, worker: str, ttl_s: float) -> bool:
         with self._write() as db:

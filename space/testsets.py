@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -179,3 +180,32 @@ def _retired(s: TestSet) -> TestSet:
     from dataclasses import replace
 
     return replace(s, current=False)
+
+
+def main(argv=None) -> int:
+    """``python -m space.testsets list|rotate``: the operator's view of the test sets (rotate: a new hidden set
+    from a new secret seed; the current one is retired, its results kept)."""
+    import argparse
+
+    from .service import SpaceConfig
+
+    p = argparse.ArgumentParser(prog="python -m space.testsets", description=main.__doc__.split(":")[0])
+    p.add_argument("action", choices=["list", "rotate"])
+    args = p.parse_args(argv)
+    cfg = SpaceConfig.from_env()
+    sets = TestSets(cfg.data_dir, public_seed=cfg.public_seed, per_task=cfg.per_task, hidden_seed=cfg.hidden_seed)
+    sets.ensure()
+    if args.action == "rotate":
+        try:
+            new = sets.rotate_hidden()
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"new hidden set {new.name}; the previous one is retired")
+    for s in sets.all():
+        print(f"{s.label:40s} {s.per_task * 12:6d} problems  served sha256 {s.served_sha256}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

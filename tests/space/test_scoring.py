@@ -269,3 +269,23 @@ def test_rotation_retires_the_hidden_set(space_service, tmp_path):
     assert json.loads((tmp_path / "data" / "testsets.json").read_text())  # the registry names no seed
     assert "seed" not in (tmp_path / "data" / "testsets.json").read_text()
     assert oct((tmp_path / "data" / "private" / "hidden_seeds.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_rotate_command(space_service, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from space.testsets import TestSets, main
+
+    data = tmp_path / "data"
+    shutil.copytree(space_service.sets.dir, data, ignore=shutil.ignore_patterns("leaderboard.sqlite*", "runs"))
+    monkeypatch.setenv("HYPERGVL_SPACE_DATA", str(data))
+    monkeypatch.setenv("HYPERGVL_PER_TASK", "1")
+    monkeypatch.delenv("HYPERGVL_HIDDEN_SEED", raising=False)
+    old = space_service.sets.current("hidden").name
+    assert main(["rotate"]) == 0
+    assert "new hidden set hidden-" in capsys.readouterr().out
+    sets = TestSets(data)
+    assert sets.current("hidden").name != old and not sets.get(old).current
+    monkeypatch.setenv("HYPERGVL_HIDDEN_SEED", "5")
+    assert main(["rotate"]) == 2  # the seed is a secret of the deployment: rotate by changing it
+    assert "change that secret" in capsys.readouterr().err

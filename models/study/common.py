@@ -156,9 +156,9 @@ def run_cell(out: Path, study: str, parts: Sequence[str], runs: int, train: Call
     missing ones (a seed whose point is absent or not ``ok``).
 
     ``train(n)`` returns the trainer summary of runs ``0..n-1`` (it resumes: finished runs are read back, not
-    retrained); ``make_doc(summary, seed)`` builds seed ``seed``'s point (:func:`seed_point`). An exception in ``train``
-    becomes the seed's point ``on_error(exc, seed)`` and ends the cell (the later seeds would fail alike). A
-    version-1 cell point with ``status`` ok and at least ``runs`` runs stands for the whole cell.
+    retrained); ``make_doc(summary, seed)`` builds seed ``seed``'s point (:func:`seed_point`). An exception in
+    ``train`` becomes the seed's point ``on_error(exc, seed)`` and ends the cell (the later seeds would fail
+    alike). A version-1 cell point with ``status`` ok and at least ``runs`` runs stands for the whole cell.
     """
     legacy = read_point(point_path(out, study, *parts))
     if legacy is not None and legacy["status"] == "ok" and legacy.get("runs", 0) >= runs:

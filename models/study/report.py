@@ -1,8 +1,9 @@
 """``python -m models.study report``: the paper's tables (Markdown) and figures (PNG) from result folders only.
 
 Nothing is trained here. Inputs are folders written by the studies (their ``points/**/*.json``, schema in
-:mod:`models.study`; the seed points of a cell are merged by :func:`models.study.common.aggregate`) and, for the effectiveness tables, any ``summary.json`` of :mod:`models.train` outside a
-study's ``train/`` folder (e.g. ``benchmarks/reproduce_dhgbench.py --out DIR``). Outputs in ``--out``:
+:mod:`models.study`; the seed points of a cell are merged by :func:`models.study.common.aggregate`) and, for the
+effectiveness tables, any ``summary.json`` of :mod:`models.train` outside a study's ``train/`` folder (e.g.
+``benchmarks/reproduce_dhgbench.py --out DIR``). Outputs in ``--out``:
 
 * ``robustness.md`` -- per dataset and kind, accuracy (mean±std over runs) per model and ratio, and the drop from
   ratio 0 to the largest ratio (label noise: with the R² of a straight-line fit); ``figures/robustness_<level>.png``

@@ -47,6 +47,10 @@ NOTES: dict[str, str] = {
     "DPHGNN": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost about 4 N^2 d "
               "flops each per forward (d = 64), 1.5e13 forward and about 4.5e13 with backward at Trivago's "
               "N = 172,738: over 30 minutes on one loaded core",
+    "HJRL": "ours ran out in its exact reconstruction loss over all N M node-hyperedge pairs (7.0e10 at Trivago, "
+            "summed in about 17,000 checkpointed chunks of 10 rows); not analysed further here, the sampled loss "
+            "(model.reconstruction_samples) bounds it; the reference's dense N x M incidence alone needs 4 N M "
+            "bytes = 280 GB",
 }
 
 

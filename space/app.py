@@ -180,19 +180,33 @@ def router_figure(service: Service, testset: str, model: str | None) -> str | No
     return str(path)
 
 
-def hnn_report(service: Service) -> tuple[str, list[tuple[str, str]]]:
-    """The ``models.study report`` of the configured study folders: Markdown tables and (path, caption) figures."""
+_HNN_CACHE: dict = {}
+_HNN_LOCK = threading.Lock()
+
+
+HNN_SECTIONS = ("effectiveness", "fairness", "efficiency", "robustness")
+
+
+def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The ``models.study report`` of the configured study folders: Markdown per section (its image links dropped:
+    the figures go to the gallery) and (path, caption) figures. Built once per set of input files (their newest
+    modification time), not on every page load."""
     from models.study.report import build
 
-    dirs = [d for d in service.config.study_dirs if Path(d).is_dir()]
+    dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]
     if not dirs:
-        return "No HNN study results are configured (`HYPERGVL_SPACE_STUDIES`).", []
-    out = _figures_dir(service) / "hnn_report"
-    written = build(dirs, out)
-    text = "\n\n".join(Path(written[k]).read_text() for k in ("effectiveness", "fairness", "efficiency", "robustness")
-                       if k in written)
-    figures = [(str(p), k.split("/", 1)[1]) for k, p in written.items() if k.startswith("figures/")]
-    return text, figures
+        return {"effectiveness": "No HNN study results are configured (`HYPERGVL_SPACE_STUDIES`)."}, []
+    stamp = (tuple(map(str, dirs)), max((p.stat().st_mtime_ns for d in dirs for p in d.rglob("*.json")), default=0))
+    with _HNN_LOCK:
+        if _HNN_CACHE.get("stamp") != stamp:
+            out = _figures_dir(service) / "hnn_report"
+            written = build(dirs, out)
+            text = {k: "\n".join(line for line in Path(written[k]).read_text().splitlines()
+                                 if not line.startswith("!["))
+                    for k in HNN_SECTIONS if k in written}
+            figures = [(str(p), k.split("/", 1)[1]) for k, p in written.items() if k.startswith("figures/")]
+            _HNN_CACHE.update(stamp=stamp, value=(text, figures))
+        return _HNN_CACHE["value"]
 
 
 def queue_frame(service: Service) -> pd.DataFrame:
@@ -259,6 +273,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
     """The Blocks app over ``service`` (``oauth``: require a Hub login to submit, rate-limited per user)."""
     sets = current_sets(service)
     browser = Browser(service)
+    threading.Thread(target=hnn_report, args=(service,), daemon=True).start()  # warm the HNN tab
     public, hidden = sets[PUBLIC].name, sets[HIDDEN].name
 
     def set_choices():
@@ -395,8 +410,12 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             gr.Markdown("DHG-Bench studies of the hypergraph neural networks, drawn from `models.study` result "
                         "folders (`python -m models.study report`): effectiveness, fairness (Table A8, Figure 5), "
                         "efficiency (Figure 1) and robustness (Figures 2-4).")
-            hnn_text = gr.Markdown(elem_id="hnn-text")
-            hnn_gallery = gr.Gallery(label="Figures", elem_id="hnn-figures", columns=2, height="auto")
+            hnn_md = {}
+            for k in HNN_SECTIONS:
+                with gr.Accordion(k.capitalize(), open=k == "effectiveness", elem_id=f"hnn-{k}"):
+                    hnn_md[k] = gr.Markdown(elem_id=f"hnn-{k}-text")
+            hnn_gallery = gr.Gallery(label="Figures 1-5 (click to enlarge)", elem_id="hnn-figures", columns=2,
+                                     object_fit="contain", height=900)
 
         with gr.Tab("Browse", id="tab-browse"):
             with gr.Row():
@@ -477,10 +496,10 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
         def on_load():
             text, figures = hnn_report(service)
             heat = reps(public, None)
-            return (text, figures, *heat, *routed(public),
+            return (*[text.get(k, "") for k in HNN_SECTIONS], figures, *heat, *routed(public),
                     *browser.show(public, TASK_CODES[0], ALL, ALL, "n_set", "enc_hy", 1))
 
-        app.load(on_load, None, [hnn_text, hnn_gallery, *outs, rt_table, rt_fig, br_image, br_prompt, br_answer,
+        app.load(on_load, None, [*hnn_md.values(), hnn_gallery, *outs, rt_table, rt_fig, br_image, br_prompt, br_answer,
                                  br_note], api_name=False)
     return app
 

@@ -168,7 +168,7 @@ def test_other_tabs_render(site):
 
     svc, page, _ = site
     for tab, elem, text in (("Representations", "#rep-table", "N-Set"), ("Router", "#rt-table", "Oracle"),
-                            ("Browse", "#br-answer", ""), ("HNN", "#hnn-text", "")):
+                            ("Browse", "#br-answer", ""), ("HNN", "#hnn-figures", "")):
         page.get_by_role("tab", name=tab).click()
         expect(page.locator(elem)).to_be_visible(timeout=30_000)
         if text:

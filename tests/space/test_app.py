@@ -209,3 +209,17 @@ def test_oauth_app_requires_a_login(space_service, tmp_path, monkeypatch):
     msg = submit.fn(str(good), "org/x", "", "main", "open", 1, "vision", "", svc.sets.current("public").name, None,
                     None)
     assert msg == "Rejected: log in with your Hugging Face account to submit" and svc.store.entries() == []
+
+
+def test_hnn_tab_reads_the_shipped_study_results(space_service, tmp_path):
+    """The HNN tab is `models.study report` over the shipped result folders: tables and the paper's figures."""
+    from space.app import hnn_report
+
+    svc = fresh(space_service, tmp_path, study_dirs=(ROOT / "space" / "seed_studies",))
+    text, figures = hnn_report(svc)
+    assert "Table A8" in text["fairness"] and "Figure 1" in text["efficiency"] and "node classification" in \
+        text["effectiveness"]
+    assert not any(line.startswith("![") for t in text.values() for line in t.splitlines())
+    names = {caption for _, caption in figures}
+    assert {"fairness_ranks.png", "efficiency.png"} <= names and all(Path(p).stat().st_size > 0 for p, _ in figures)
+    assert hnn_report(svc) == (text, figures)  # cached: the same files give the same report without rebuilding

@@ -355,7 +355,9 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
                 ax.annotate(p["model"], (ti, ai), fontsize=7, ha="center", va="bottom", xytext=(0, 5),
                             textcoords="offset points")
             ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            within_decade = max(t) / min(t) < 10  # no major tick may fall inside: label the minor ones
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g") if within_decade
+                                         else matplotlib.ticker.NullFormatter())
         ooms = [p["model"] for p in points if p["dataset"] == ds and p["status"] == "oom"]
         if ooms:
             ax.text(0.02, 0.02, "OOM: " + ", ".join(ooms), transform=ax.transAxes, fontsize=7, va="bottom")

@@ -225,7 +225,7 @@ def fairness(points: list[dict], fig_dir: Path, record: dict) -> str:
         out += ["", f"### Beside the paper's Table A8 ({n_pass} of {n_all} cells pass)", "",
                 "Pass: |ours − paper| ≤ max(2 × paper std, 1.5) for accuracy and ≤ 2 × paper std for ΔDP/ΔEO; "
                 "the last column applies the 1.5-point floor to the gaps too. The paper's UniGNN row is UniGCNII.",
-                "", table(["model", "dataset", "metric", "ours", "paper", "|diff|", "limit", "pass",
+                "", table(["model", "dataset", "metric", "ours", "paper", "abs. diff", "limit", "pass",
                            "pass (1.5 floor)"], comp)]
     ranks = _average_ranks(points, datasets)
     if ranks:

@@ -43,10 +43,19 @@ DATASETS = {"trivago": "synthetic-trivago", "yelp": "synthetic-yelp"}  # cheaper
 
 #: Why a model did not finish at full scale (N nodes, M hyperedges with the singletons, P incidences, F features,
 #: h hidden width), from the measured runs: the memory or time term that rules it out.
-NOTES: dict[str, str] = {
-    "DPHGNN": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost about 4 N^2 d "
-              "flops each per forward (d = 64), 1.5e13 forward and about 4.5e13 with backward at Trivago's "
-              "N = 172,738: over 30 minutes on one loaded core",
+NOTES: dict[str, str | dict[str, str]] = {
+    "DPHGNN": {"trivago": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost about "
+                          "4 N^2 d flops each per forward (d = 64), 1.5e13 forward and about 4.5e13 with backward "
+                          "at N = 172,738: over 30 minutes on one loaded core",
+               "yelp": "out of memory; not analysed here (its clique and HyperGCN expansions at expansion_dim 256 "
+                       "over sum |e|^2 = 3.3e7 clique pairs are the candidates)"},
+    "ED-HNN": "its per-incidence MLPs keep P x 2h tensors for backward: P = 4.57e6 incidences at Yelp x 256 x 4 B "
+              "= 4.7 GB each, several per layer",
+    "CEGAT": "GATConv on the clique expansion keeps per-pair messages of heads x hidden floats: sum |e|^2 = "
+             "3.3e7 pairs at Yelp (sizes 2 + Poisson(4.66)) x 8 heads x 32 x 4 B = 34 GB (the paper: OOM too)",
+    "SheafHyperGNN": "not analysed here; the candidates are its per-incidence stalk tensors (P x d x h floats, "
+                     "9.0e5 x 2 x 128 x 4 B = 0.9 GB each at Trivago, several kept per layer for backward)",
+    "UniGAT": "not analysed here; the candidates are its per-incidence attention messages (P x heads x h floats)",
     "HJRL": "ours ran out in its exact reconstruction loss over all N M node-hyperedge pairs (7.0e10 at Trivago, "
             "summed in about 17,000 checkpointed chunks of 10 rows); not analysed further here, the sampled loss "
             "(model.reconstruction_samples) bounds it; the reference's dense N x M incidence alone needs 4 N M "
@@ -143,12 +152,13 @@ def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: 
         for d in names:
             doc = by.get((DATASETS[d], m))
             cells += _cell(doc)
+            note = NOTES.get(m)
+            note = note.get(d) if isinstance(note, dict) else note
             if doc is not None and doc["status"] == "oom":
-                notes.append(f"{d}: {NOTES.get(m, 'out of memory; no formula recorded')}")
+                notes.append(f"{d}: {note or 'out of memory; no formula recorded'}")
             elif doc is not None and doc["status"] == "error":
                 error = (doc.get("error") or "").strip().splitlines()
-                notes.append(f"{d}: {error[-1][:160] if error else 'failed'}"
-                             + (f" ({NOTES[m]})" if m in NOTES else ""))
+                notes.append(f"{d}: {error[-1][:160] if error else 'failed'}" + (f" ({note})" if note else ""))
         lines.append(f"| {m} | " + " | ".join(cells) + f" | {'; '.join(notes)} |")
     return "\n".join(lines) + "\n"
 

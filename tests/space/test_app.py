@@ -223,3 +223,23 @@ def test_hnn_tab_reads_the_shipped_study_results(space_service, tmp_path):
     names = {caption for _, caption in figures}
     assert {"fairness_ranks.png", "efficiency.png"} <= names and all(Path(p).stat().st_size > 0 for p, _ in figures)
     assert hnn_report(svc) == (text, figures)  # cached: the same files give the same report without rebuilding
+
+
+def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
+    import io
+    import zipfile
+
+    import pyarrow.parquet as pq
+
+    from space.app import download_zip
+
+    svc = fresh(space_service, tmp_path)
+    hidden = zipfile.ZipFile(download_zip(svc, svc.sets.current("hidden").name))
+    names = hidden.namelist()
+    assert any(n.endswith(".parquet") for n in names) and not any(n.endswith(".hypergvl-build.json") for n in names)
+    for n in names:
+        if n.endswith(".parquet"):
+            assert not set(pq.read_schema(io.BytesIO(hidden.read(n))).names) & {"answer", "reference", "params"}
+    public = zipfile.ZipFile(download_zip(svc, svc.sets.current("public").name))
+    some = next(n for n in public.namelist() if n.endswith(".parquet"))
+    assert "reference" in pq.read_schema(io.BytesIO(public.read(some))).names

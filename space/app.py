@@ -26,6 +26,12 @@ if __name__ == "__main__" and __package__ in (None, ""):  # run as a script: `py
     raise SystemExit(0)
 
 import gradio as gr  # noqa: E402
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main thread: gradio switches the backend on
+# every event (importing pyplot) while the HNN-report thread draws, and two threads importing pyplot at once leave
+# one of them a partially initialised module ("no attribute 'switch_backend'"): the first submissions then failed.
 import pandas as pd  # noqa: E402
 
 from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402

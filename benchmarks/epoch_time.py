@@ -680,7 +680,12 @@ def main(argv: list[str] | None = None) -> int:
               "inflated and ratios noisy (the interleaving keeps them comparable)")
     print(table(results))
     if args.dhgbench is not None:
-        print(f"\n{DHGBENCH}'s own classes (wheel dhg-bench under {args.dhgbench}"
+        where = Path(args.dhgbench).resolve()
+        try:  # name the wheel's folder relative to the checkout, never by this machine's absolute path
+            where = where.relative_to(Path(__file__).resolve().parents[1])
+        except ValueError:
+            where = "$HYPERGVL_DHGBENCH" if os.environ.get("HYPERGVL_DHGBENCH") else where.name
+        print(f"\n{DHGBENCH}'s own classes (wheel dhg-bench under {where}"
               + (f"; stand-ins from benchmarks/_dhgbench_shim.py for {', '.join(shimmed)}" if shimmed else "")
               + "), same data and our Cora config's values, interleaved in the same process; speed-up = theirs / ours")
         print(dhgbench_table(results))

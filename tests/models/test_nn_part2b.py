@@ -10,22 +10,11 @@ from collections import Counter
 import pytest
 import torch
 
+from hnn_toys import random_hypergraph
 from models.nn import MODELS, build_model
 from models.nn.ehnn import order_encoding
 from models.nn.registry import task_refusal
 from models.nn.thypergnn import adjacency_coefficient
-
-
-def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):
-    """Random hyperedges of orders 1..max_order over nodes 0..num_nodes-2; the last node is isolated and at
-    least one hyperedge has order 1."""
-    g = torch.Generator().manual_seed(seed)
-    edges = [[int(torch.randint(num_nodes - 1, (1,), generator=g))]]
-    for _ in range(num_edges - 1):
-        k = int(torch.randint(1, max_order + 1, (1,), generator=g))
-        edges.append(sorted(torch.randperm(num_nodes - 1, generator=g)[:k].tolist()))
-    hei = torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
-    return edges, hei, num_nodes
 
 
 def dense_incidence(edges, num_nodes):

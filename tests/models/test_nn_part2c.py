@@ -13,9 +13,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from models import tasks as T
-from models.datasets.data import HypergraphData, HypergraphGraphDataset
 from models.nn import build_model
 from models.nn._common import Incidence
+import hnn_toys as toys  # noqa: E402
+from hnn_toys import random_hypergraph  # noqa: E402
 from models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,
                                softmax_kernel)
 
@@ -28,18 +29,6 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):
-    """Random hyperedges of orders 1..max_order over nodes 0..num_nodes-2 (the last node is isolated), at least
-    one of order 1."""
-    g = torch.Generator().manual_seed(seed)
-    edges = [[int(torch.randint(num_nodes - 1, (1,), generator=g))]]
-    for _ in range(num_edges - 1):
-        k = int(torch.randint(1, max_order + 1, (1,), generator=g))
-        edges.append(sorted(torch.randperm(num_nodes - 1, generator=g)[:k].tolist()))
-    hei = torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
-    return edges, hei, num_nodes
-
-
 def dense_incidence(edges, num_nodes, dtype=torch.float64):
     h = torch.zeros(num_nodes, len(edges), dtype=dtype)
     for j, e in enumerate(edges):
@@ -47,31 +36,12 @@ def dense_incidence(edges, num_nodes, dtype=torch.float64):
     return h
 
 
-def planted(n=48, k=3, m=40, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    hes = set()
-    while len(hes) < m:
-        members = np.flatnonzero(y == rng.integers(k))
-        hes.add(tuple(sorted(rng.choice(members, int(rng.integers(2, 5)), replace=False).tolist())))
-    hes = sorted(hes)
-    x = torch.tensor(np.eye(k)[y] + 0.5 * rng.standard_normal((n, k)), dtype=torch.float32)
-    return HypergraphData(x=x, y=torch.tensor(y), hyperedge_index=T.hyperedge_index_from_list(hes),
-                          num_hyperedges=len(hes), num_nodes=n, name="planted")
+def planted(m=40, seed=0):
+    return toys.planted(n=48, k=3, m=m, seed=seed, order_stop=5)
 
 
 def graph_set(num=16, seed=0):
-    rng = np.random.default_rng(seed)
-    graphs = []
-    for i in range(num):
-        n = int(rng.integers(4, 7))
-        hes = sorted({tuple(sorted(rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()))
-                      for _ in range(2 + i % 2 * 2)})
-        x = torch.zeros(n, 3)
-        x[:, i % 2] = 1.0
-        graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
-                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
-    return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")
+    return toys.graph_set(num=num, seed=seed, nodes_stop=7, extra_edges=2)
 
 
 def make_task(kind: str):

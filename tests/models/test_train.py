@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from models import tasks as T
+from hnn_toys import graph_set, planted
 from models import train as TR
-from models.datasets.data import HypergraphData, HypergraphGraphDataset
 
 ROOT = Path(__file__).resolve().parents[2]
 _DATA = ROOT / ".." / "shared" / "data"
@@ -29,34 +28,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def planted(n=60, k=3, m=45, seed=0):
-    """Nodes in ``k`` classes, hyperedges of 2-5 nodes inside one class, noisy one-hot features."""
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % k
-    hes = set()
-    while len(hes) < m:
-        members = np.flatnonzero(y == rng.integers(k))
-        hes.add(tuple(sorted(rng.choice(members, int(rng.integers(2, 6)), replace=False).tolist())))
-    hes = sorted(hes)
-    x = torch.tensor(np.eye(k)[y] + 0.5 * rng.standard_normal((n, k)), dtype=torch.float32)
-    return HypergraphData(x=x, y=torch.tensor(y), hyperedge_index=T.hyperedge_index_from_list(hes),
-                          num_hyperedges=len(hes), num_nodes=n, name="planted")
-
-
-def graph_set(num=30, seed=0):
-    rng = np.random.default_rng(seed)
-    graphs = []
-    for i in range(num):
-        n = int(rng.integers(4, 8))
-        hes = sorted({tuple(sorted(rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()))
-                      for _ in range(2 + i % 2 * 3)})
-        x = torch.zeros(n, 3)
-        x[:, i % 2] = 1.0
-        graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
-                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
-    return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")
 
 
 class FakeModel(torch.nn.Module):

@@ -1,0 +1,49 @@
+"""Small hypergraphs shared by the HNN tests (one copy of each generator)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from models import tasks as T
+from models.datasets.data import HypergraphData, HypergraphGraphDataset
+
+
+def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):
+    """Random hyperedges of orders 1..max_order over nodes 0..num_nodes-2; the last node is isolated and at
+    least one hyperedge has order 1."""
+    g = torch.Generator().manual_seed(seed)
+    edges = [[int(torch.randint(num_nodes - 1, (1,), generator=g))]]
+    for _ in range(num_edges - 1):
+        k = int(torch.randint(1, max_order + 1, (1,), generator=g))
+        edges.append(sorted(torch.randperm(num_nodes - 1, generator=g)[:k].tolist()))
+    hei = torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
+    return edges, hei, num_nodes
+
+
+def planted(n=60, k=3, m=45, seed=0, order_stop=6):
+    """Nodes in ``k`` classes, hyperedges of 2..order_stop-1 nodes inside one class, noisy one-hot features."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    hes = set()
+    while len(hes) < m:
+        members = np.flatnonzero(y == rng.integers(k))
+        hes.add(tuple(sorted(rng.choice(members, int(rng.integers(2, order_stop)), replace=False).tolist())))
+    hes = sorted(hes)
+    x = torch.tensor(np.eye(k)[y] + 0.5 * rng.standard_normal((n, k)), dtype=torch.float32)
+    return HypergraphData(x=x, y=torch.tensor(y), hyperedge_index=T.hyperedge_index_from_list(hes),
+                          num_hyperedges=len(hes), num_nodes=n, name="planted")
+
+
+def graph_set(num=30, seed=0, nodes_stop=8, extra_edges=3):
+    """``num`` small two-class hypergraphs (classes alternate; odd ones have ``extra_edges`` more hyperedges)."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for i in range(num):
+        n = int(rng.integers(4, nodes_stop))
+        hes = sorted({tuple(sorted(rng.choice(n, int(rng.integers(2, n + 1)), replace=False).tolist()))
+                      for _ in range(2 + i % 2 * extra_edges)})
+        x = torch.zeros(n, 3)
+        x[:, i % 2] = 1.0
+        graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
+                                     hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
+    return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")

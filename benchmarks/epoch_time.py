@@ -25,7 +25,7 @@ hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training
 log-softmax, HJRL's reconstruction term, backward, Adam step). Its preprocessing is outside the timing, as in
 DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
 classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
-a fresh model of ours (tensors matched by shape in registration order, or a per-model mapping) to print the max
+a fresh model of ours (tensors matched by shape in registration order, or by name for EHNN) to print the max
 abs difference of the eval-mode outputs where the two compute the same function (with the option named when one
 of ours is needed), or why not.
 
@@ -175,7 +175,6 @@ KNOWN_DIFFERENCES = {
              "by the hyperedges it shares",
     "DPHGNN": "its HyperGCN expansion picks each hyperedge's pair by a random projection, drawn by each "
               "implementation's own generator",
-    "EHNN": "no weight mapping found under which the outputs agree (its hypernetwork's tensors; not resolved)",
     "HyperGCN": "fast HyperGCN picks each hyperedge's pair by a random projection of the features, drawn by each "
                 "implementation's own generator",
 }
@@ -328,6 +327,32 @@ def _role(key: str) -> tuple[bool, bool, bool]:
 
 
 MAPPINGS = ("order", "name", "position")
+#: Models whose tensors are copied by name instead (the reference's key -> ours by these regex substitutions, in
+#: order; a key matching a ``drop`` pattern is a tensor the reference builds but never uses in its forward). EHNN:
+#: its many 64 x 64 maps are indistinguishable by shape, and the role heuristic pairs them wrongly ("lin" is in
+#: the reference's ``lin_proj`` and in both decoders' ``lins``, not in its hypernetworks' ``layers``); ``norms`` of
+#: its MLP_inner are created and never called, ``pe`` are its sinusoidal tables (buffers; ours computes them).
+KEY_MAPS = {"EHNN": {"rules": [(r"\.lin_proj\.", ".lin."), (r"\.v2e_layer\.", ".v2e."), (r"\.e2v_layer\.", ".e2v."),
+                               (r"\.norm([123])\.", lambda m: f".norms.{int(m.group(1)) - 1}."),
+                               (r"\.b\.b\.(input|mlp)\.", r".bias.\1."), (r"\.e2v\.b\.b$", ".e2v.bias"),
+                               (r"\.layers\.", ".lins."), (r"^decoder\.normalizations\.", "decoder.norms.")],
+                     "drop": [r"\.pe$", r"mlp\d\.norms\.\d+\.", r"\.b\.b\.mlp\.norms\."]}}
+
+
+def copy_by_name(source, target, rules: list, drop: list[str]) -> tuple[int, int]:
+    """Copy ``source``'s state into ``target`` under the key renaming ``rules`` (regex, replacement), skipping
+    the source keys that match a ``drop`` pattern; every target tensor must receive one (strict load)."""
+    import re
+
+    state = {}
+    for key, value in source.state_dict().items():
+        if any(re.search(pattern, key) for pattern in drop):
+            continue
+        for pattern, replacement in rules:
+            key = re.sub(pattern, replacement, key)
+        state[key] = value
+    target.load_state_dict(state, strict=True)
+    return len(state), 0
 
 
 def copy_weights(source, target, mapping: str = "order") -> tuple[int, int]:
@@ -385,11 +410,13 @@ def output_difference(name: str, reference, data, args, x, hyperedge_index, num_
         theirs = dhgbench_logits(reference, data, args)
         theirs = theirs[0] if isinstance(theirs, tuple) else theirs
     best = None
-    for mapping in MAPPINGS:  # the mapping under which the outputs agree best (a wrong one cannot make them agree)
+    # the mapping under which the outputs agree best (a wrong one cannot make them agree)
+    for mapping in ("by name",) if name in KEY_MAPS else MAPPINGS:
         ours = build_ours(name, x.shape[1], num_classes, 0, (x, hyperedge_index, num_hyperedges),
                           **SAME_FUNCTION_OPTIONS.get(name, {}))
         ours.eval()
-        copied, kept = copy_weights(reference, ours, mapping)
+        copied, kept = (copy_by_name(reference, ours, **KEY_MAPS[name]) if name in KEY_MAPS
+                        else copy_weights(reference, ours, mapping))
         with torch.no_grad():
             mine = ours(x, hyperedge_index, num_hyperedges)
         if theirs.shape != mine.shape:

@@ -1,19 +1,21 @@
 """HJRL: joint node and hyperedge embeddings on the cross expansion, with a hypergraph reconstruction loss."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.utils.checkpoint import checkpoint
+from torch.autograd.function import once_differentiable
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _inv, check_bool, check_choice,
                       check_common, check_float, check_int, dense, dropout as drop, glorot_)
 from .registry import register_model
 
 RECONSTRUCTIONS = ("paper", "dhgbench")
-_CHUNK_ELEMENTS = 1 << 22  # node-hyperedge pairs scored at a time by the reconstruction loss
+_CHUNK_ELEMENTS = 1 << 20  # node-hyperedge pairs scored at a time by the reconstruction loss
+_COLUMN_BLOCK = 4096  # hyperedges per tile of those pairs (tiles of about 256 x 4096, in cache)
 
 
 class CrossExpansion:
@@ -34,6 +36,54 @@ class CrossExpansion:
         self.ee = dual.propagation(_inv(de, 0.5), _inv(dv), _inv(de, 0.5))
 
 
+class _AllPairsSoftplus(torch.autograd.Function):
+    r""":math:`\sum_{v,e} \mathrm{softplus}(g(\mathbf{a}_v^\top\mathbf{b}_e))` over all :math:`N \times M` pairs,
+    :math:`g` the identity or (``squash``) the sigmoid, in tiles of at most ``_CHUNK_ELEMENTS`` pairs; the
+    gradient is accumulated in the same pass (:math:`\partial/\partial s = \mathrm{sigmoid}(s)`, or
+    :math:`\mathrm{sigmoid}(q)\,q(1-q)` with :math:`q = \mathrm{sigmoid}(s)`), so no tile is scored twice and
+    none is kept. The tiles' sums are accumulated in float64."""
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor, squash: bool) -> Tensor:  # type: ignore[override]
+        n, m = a.size(0), b.size(0)
+        need = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
+        # the gradients are accumulated transposed (C x N, C x M): those products are several times faster on
+        # CPU than the row-major ones with a thin output
+        grad_at = a.new_zeros(a.size(1), n) if need else None
+        grad_bt = b.new_zeros(b.size(1), m) if need else None
+        bt = b.t().contiguous()
+        total = torch.zeros((), dtype=torch.float64, device=a.device)
+        blocks = -(-m // _COLUMN_BLOCK) if m else 1
+        cols = max(1, -(-m // blocks))  # equal column blocks of at most _COLUMN_BLOCK
+        rows = max(1, _CHUNK_ELEMENTS // cols)
+        for j in range(0, m, cols):
+            btj = bt[:, j:j + cols]
+            for i in range(0, n, rows):
+                ai = a[i:i + rows]
+                s = ai @ btj
+                if squash:
+                    q = s.sigmoid_()
+                    total += F.softplus(q).sum().double()
+                    g = torch.sigmoid(q).mul_(q).mul_(1.0 - q) if need else None
+                else:
+                    total += F.softplus(s).sum().double()
+                    g = s.sigmoid_() if need else None
+                if g is not None:
+                    grad_at[:, i:i + rows].addmm_(btj, g.t())
+                    grad_bt[:, j:j + cols].addmm_(ai.t(), g)
+        grad_a = grad_at.t() if need else None
+        grad_b = grad_bt.t() if need else None
+        ctx.save_for_backward(grad_a, grad_b)
+        return total.to(a.dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:  # type: ignore[override]
+        grad_a, grad_b = ctx.saved_tensors
+        return (grad * grad_a if ctx.needs_input_grad[0] else None,
+                grad * grad_b if ctx.needs_input_grad[1] else None, None)
+
+
 def hjrl_reconstruction_loss(node_out: Tensor, edge_out: Tensor, inc: Incidence, style: str = "paper",
                              pairs: tuple[Tensor, Tensor] | None = None) -> Tensor:
     r"""Mean binary cross-entropy with logits between the scores of all :math:`N \times M` node-hyperedge
@@ -42,9 +92,9 @@ def hjrl_reconstruction_loss(node_out: Tensor, edge_out: Tensor, inc: Incidence,
     reference's :math:`\mathbf{S} = \mathrm{sigmoid}(\log\mathrm{softmax}(\mathbf{X})\mathbf{Y}^\top)` (a sigmoid
     before BCE *with logits*) with positive weight :math:`(N^2 - \mathrm{nnz})/\mathrm{nnz}`. With no dense
     :math:`N \times M` tensor: the loss is :math:`\frac{1}{NM}(\sum_{all} \mathrm{softplus}(s) + \sum_{H_{ve}=1}
-    (w\,\mathrm{softplus}(-s) - \mathrm{softplus}(s)))`; the all-pairs sum is exact over row chunks (recomputed
-    in the backward pass), or, given ``pairs`` :math:`(v_k, e_k)_{k \le K}` drawn uniformly from all pairs,
-    estimated without bias by :math:`\frac{NM}{K}\sum_k \mathrm{softplus}(s_{v_k e_k})` (the positives' term
+    (w\,\mathrm{softplus}(-s) - \mathrm{softplus}(s)))`; the all-pairs sum is exact over tiles of pairs, its
+    gradient accumulated in the same pass (:class:`_AllPairsSoftplus`), or, given ``pairs``
+    :math:`(v_k, e_k)_{k \le K}` drawn uniformly from all pairs, estimated without bias by :math:`\frac{NM}{K}\sum_k \mathrm{softplus}(s_{v_k e_k})` (the positives' term
     stays exact; with every pair once it is the exact loss)."""
     n, m = inc.num_nodes, inc.num_edges
     nnz = max(inc.nnz, 1)
@@ -54,16 +104,11 @@ def hjrl_reconstruction_loss(node_out: Tensor, edge_out: Tensor, inc: Incidence,
 
     def score(s: Tensor) -> Tensor:
         return torch.sigmoid(s) if squash else s
-
-    def chunk_sum(rows: Tensor, cols: Tensor) -> Tensor:
-        return F.softplus(score(rows @ cols.t())).sum()
-    step = max(1, _CHUNK_ELEMENTS // max(m, 1))
     if pairs is not None:
         rows, cols = pairs
         total = F.softplus(score((a[rows] * edge_out[cols]).sum(-1))).sum() * (n * m / max(rows.numel(), 1))
     else:
-        total = sum(checkpoint(chunk_sum, a[i:i + step], edge_out, use_reentrant=False) if torch.is_grad_enabled()
-                    else chunk_sum(a[i:i + step], edge_out) for i in range(0, n, step))
+        total = _AllPairsSoftplus.apply(a, edge_out, squash)
     s_pos = score((a[inc.node] * edge_out[inc.edge]).sum(-1))
     total = total + (pos_weight * F.softplus(-s_pos) - F.softplus(s_pos)).sum()
     return total / max(n * m, 1)
@@ -130,7 +175,7 @@ class HJRL(HypergraphModel):
             (default: :obj:`0`)
 
     Shapes:
-        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse; densified),
+        - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse; sparse ones stay sparse),
           hyperedge indices :math:`(2, \mathrm{nnz})` (distinct incidences), optional :math:`|\mathcal{E}|`
         - **output:** :math:`(|\mathcal{V}|, F_{out})`; :meth:`embed` also returns :math:`(|\mathcal{E}|, F_{out})`
     """
@@ -159,8 +204,11 @@ class HJRL(HypergraphModel):
             glorot_(lin.weight)
             nn.init.zeros_(bias)
 
-    def _inputs(self, inc: Incidence, x: Tensor) -> tuple[Tensor, Tensor]:
-        xd = dense(self.features(x)).to(inc.dtype)
+    def _inputs(self, inc: Incidence, x: Tensor) -> tuple[Tensor | SparseOperator, Tensor | SparseOperator]:
+        feats = self.features(x)
+        if isinstance(feats, SparseOperator):
+            return self._sparse_inputs(inc, feats)
+        xd = dense(feats).to(inc.dtype)
         ones = torch.ones(inc.nnz, dtype=inc.dtype, device=inc.node.device)
         ht = SparseOperator(inc.edge, inc.node, ones, (inc.num_edges, inc.num_nodes))
         y = ((ht @ xd) != 0).to(inc.dtype)
@@ -168,6 +216,29 @@ class HJRL(HypergraphModel):
             xd = xd * _inv(xd.sum(1, keepdim=True))
             y = y * _inv(y.sum(1, keepdim=True))
         return xd, y
+
+    def _sparse_inputs(self, inc: Incidence, feats: SparseOperator) -> tuple[SparseOperator, SparseOperator]:
+        r"""The inputs of :meth:`_inputs` for sparse features, kept sparse: the same values, and the pattern of
+        :math:`\mathbf{H}^\top\mathbf{X}` from a sparse-sparse product (no dense :math:`M \times F`)."""
+        csr, dt = feats.matrix, inc.dtype
+        n, f = feats.shape
+        rows = torch.repeat_interleave(torch.arange(n, device=csr.device), csr.crow_indices().diff())
+        cols, vals = csr.col_indices(), csr.values().to(dt)
+        ones = torch.ones(inc.nnz, dtype=dt, device=inc.node.device)
+        ht = _coo(torch.stack([inc.edge, inc.node]), ones, (inc.num_edges, n))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+            summed = torch.sparse.mm(ht, _coo(torch.stack([rows, cols]), vals, (n, f))).coalesce()
+        present = summed.values() != 0
+        y_rows, y_cols = summed.indices()[0][present], summed.indices()[1][present]
+        y_vals = torch.ones(y_rows.numel(), dtype=dt, device=vals.device)
+        if self.row_normalize:
+            x_sum = torch.zeros(n, dtype=dt, device=vals.device).index_add_(0, rows, vals)
+            vals = vals * _inv(x_sum)[rows]
+            y_count = torch.zeros(inc.num_edges, dtype=dt, device=vals.device).index_add_(0, y_rows, y_vals)
+            y_vals = _inv(y_count)[y_rows]
+        return (SparseOperator(rows, cols, vals, (n, f)),
+                SparseOperator(y_rows, y_cols, y_vals, (inc.num_edges, f)))
 
     def embed(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> tuple[Tensor, Tensor]:
         """Node and hyperedge outputs :math:`(\\mathbf{X}^{(L)}, \\mathbf{Y}^{(L)})`."""

@@ -1,0 +1,109 @@
+"""Issue 12, Performance: the faster computations of HJRL, DPHGNN and HyperND equal their naive dense formulas
+(values and gradients) on random small hypergraphs with isolated nodes and order-1 hyperedges."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from hnn_toys import random_hypergraph  # noqa: E402
+from models.nn import build_model
+from models.nn._common import Incidence
+
+
+def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
+    h = torch.zeros(n, m, dtype=torch.float64)
+    h[hei[0], hei[1]] = 1.0
+    return h
+
+
+def inv(t: torch.Tensor, p: float = 1.0) -> torch.Tensor:
+    out = t.pow(-p)
+    return torch.where(torch.isinf(out), torch.zeros_like(out), out)
+
+
+def sparse_features(n: int, f: int, seed: int) -> torch.Tensor:
+    """Float64 features, about 40 % nonzero, some negative, one all-zero row (node 0)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, f, dtype=torch.float64, generator=g) * (torch.rand(n, f, generator=g) < 0.4)
+    x[0] = 0.0
+    return x
+
+# -------------------------------------------------------------------------------------------------- HJRL
+
+
+def naive_hjrl_inputs(x: torch.Tensor, hei: torch.Tensor, n: int, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """HJRL's row-normalised node features and hyperedge indicators 1[sum_{v in e} x_v != 0], by a loop."""
+    h = dense_h(hei, n, m)
+    y = torch.stack([(x[h[:, j] > 0].sum(0) != 0).double() for j in range(m)])
+    return x * inv(x.sum(1, keepdim=True)), y * inv(y.sum(1, keepdim=True))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hjrl_sparse_features_stay_sparse_and_equal_the_dense_inputs(seed):
+    _, hei, n = random_hypergraph(seed, num_nodes=10, num_edges=7)
+    m = int(hei[1].max()) + 1
+    x = sparse_features(n, 5, seed)
+    members = hei[0][hei[1] == 1]
+    if members.numel() >= 2:  # a hyperedge whose members' features cancel: its indicator is 0 there
+        x[members[0], 4], x[members[1], 4] = 1.5, -1.5
+        x[members[2:], 4] = 0.0
+    torch.manual_seed(seed)
+    model = build_model("HJRL", in_channels=5, hidden_channels=6, out_channels=3, num_layers=2).double()
+    inc = model.incidence(x, hei, m)
+    xs, ys = model._inputs(inc, x.to_sparse_csr())
+    xd, yd = naive_hjrl_inputs(x, hei, n, m)
+    torch.testing.assert_close(xs.to_dense(), xd)
+    torch.testing.assert_close(ys.to_dense(), yd)
+    assert ys.nnz == int((yd != 0).sum())  # only the pattern is stored
+    model.train()
+    outs, grads = [], []
+    for inp in (x, x.to_sparse_csr(), x.to_sparse()):
+        model.zero_grad()
+        torch.manual_seed(5)  # the same dropout masks
+        out = model(inp, hei, m)
+        out.square().sum().backward()
+        outs.append(out.detach())
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for out, grad in zip(outs[1:], grads[1:]):
+        torch.testing.assert_close(out, outs[0])
+        for a, b in zip(grad, grads[0]):
+            torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("style", ["paper", "dhgbench"])
+@pytest.mark.parametrize("tiles", [(1 << 20, 4096), (6, 3), (1, 1)])
+def test_hjrl_tiled_reconstruction_equals_dense_bce_with_gradients(style, tiles, monkeypatch):
+    import models.nn.hjrl as hj
+    _, hei, n = random_hypergraph(4, num_nodes=11, num_edges=8)
+    m = int(hei[1].max()) + 1
+    g = torch.Generator().manual_seed(1)
+    xo = torch.randn(n, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    yo = torch.randn(m, 3, dtype=torch.float64, generator=g, requires_grad=True)
+    h = dense_h(hei, n, m)
+    if style == "paper":
+        logits, pw = xo @ yo.t(), (n * m - h.sum()) / h.sum()
+    else:
+        logits, pw = torch.sigmoid(F.log_softmax(xo, -1) @ yo.t()), (n * n - h.sum()) / h.sum()
+    expected = F.binary_cross_entropy_with_logits(logits, h, pos_weight=pw)
+    grads = torch.autograd.grad(expected, (xo, yo))
+    monkeypatch.setattr(hj, "_CHUNK_ELEMENTS", tiles[0])
+    monkeypatch.setattr(hj, "_COLUMN_BLOCK", tiles[1])  # (6, 3): 3 x 2 tiles of a 11 x 8 grid, uneven edges
+    ours = hj.hjrl_reconstruction_loss(xo, yo, Incidence(hei, n, m, torch.float64), style)
+    torch.testing.assert_close(ours, expected)
+    for a, b in zip(torch.autograd.grad(ours, (xo, yo)), grads):
+        torch.testing.assert_close(a, b)
+    with torch.no_grad():  # without gradients the same value
+        torch.testing.assert_close(hj.hjrl_reconstruction_loss(xo, yo, Incidence(hei, n, m, torch.float64), style),
+                                   expected)
+
+
+def test_hjrl_all_pairs_sum_is_not_the_positives_only():
+    """The tiled sum covers every pair once: dropping one tile changes it (the test above could not tell a
+    sum over a wrong grid from the right one if every score were equal)."""
+    from models.nn.hjrl import _AllPairsSoftplus
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(7, 2, dtype=torch.float64, generator=g), torch.randn(5, 2, dtype=torch.float64, generator=g)
+    total = _AllPairsSoftplus.apply(a, b, False)
+    torch.testing.assert_close(total, F.softplus(a @ b.t()).sum())
+    assert not torch.allclose(total, F.softplus(a[:-1] @ b.t()).sum())

@@ -9,7 +9,11 @@ For every model x dataset x task it can run with the available raw data, it trai
 reused, so an interrupted reproduction continues where it stopped) and prints, side by side, the project's
 mean ± std over seeds 0..runs-1 and the paper's number: Table 1 (node accuracy: Cora, Cora-CA, Twitch-gamers),
 Table A6 (hyperedge prediction AUROC and AP: Cora, Cora-CA) and Table A7 (hypergraph classification accuracy and
-Macro-F1: RHG-10, RHG-3, IMDB-Dir-Form, IMDB-Dir-Genre, Steam-Player, Twitter-Friend). A result passes when it
+Macro-F1: RHG-10, RHG-3, IMDB-Dir-Form, IMDB-Dir-Genre, Steam-Player, Twitter-Friend). ``--tasks fairness``
+(German, Bail, Credit) trains nothing: it reads the per-seed points of the fairness study
+(``python -m models.study fairness``, appendix B.5; default ``--fairness-points space/seed_studies/fairness``) and
+sets their test accuracy beside Table A8's (``models.study.paper``); a cell the study has not run reads
+``not run``, one the paper reports as out of memory ``paper OOM``. A result passes when it
 lies within two of the paper's standard deviations or 1.5 points of the paper's mean, whichever is larger. The
 table is also written to ``DIR/table.md``, ``DIR/table.json`` and drawn in ``DIR/ours_vs_paper.png``.
 
@@ -49,6 +53,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from models import train as TR  # noqa: E402
+from models.study import common as study_common  # noqa: E402
+from models.study import paper as study_paper  # noqa: E402
 
 # (task, dataset) -> metric -> model -> (mean, std), transcribed from DHG-Bench Tables 1, A6 and A7.
 # The paper's "UniGNN" row is UniGCNII (section 3.2: "we report only UniGCNII").
@@ -91,6 +97,10 @@ _A6 = {  # Table A6: hyperedge prediction; columns Cora AUROC, Cora AP, Cora-CA 
     "PhenomNN": ((75.71, 0.91), (75.22, 1.42), (80.27, 1.62), (79.59, 1.11)),
     "SheafHyperGNN": ((70.53, 5.28), (70.93, 4.04), (79.21, 4.53), (75.42, 6.73)),
     "HJRL": ((58.48, 2.52), (61.02, 2.60), (82.41, 1.90), (85.67, 1.11)),
+    "DPHGNN": ((66.48, 5.82), (67.23, 5.11), (82.89, 2.28), (83.78, 2.50)),
+    "HyperGT": ((60.68, 4.46), (63.02, 4.00), (65.99, 2.48), (69.66, 2.20)),
+    "EHNN": ((78.99, 0.99), (79.54, 0.93), (77.83, 3.01), (78.29, 3.72)),
+    "T-HyperGNN": ((58.91, 1.23), (62.17, 1.58), (66.87, 0.88), (69.65, 0.53)),
 }
 _GRAPH_SETS = ("rhg-10", "rhg-3", "imdb-dir-form", "imdb-dir-genre", "steam-player", "twitter-friend")
 _A7 = {  # Table A7: hypergraph classification; per dataset (accuracy, macro-F1), datasets in _GRAPH_SETS order
@@ -127,6 +137,10 @@ _A7 = {  # Table A7: hypergraph classification; per dataset (accuracy, macro-F1)
                       (77.00, 1.14), (72.78, 1.17), (53.11, 2.39), (52.56, 2.74), (56.49, 2.51), (51.43, 4.42)),
     "HJRL": ((96.10, 0.80), (95.98, 0.85), (99.60, 0.53), (99.57, 0.52), (63.09, 2.83), (56.54, 3.62),
              (77.82, 1.47), (73.73, 1.92), (51.84, 3.52), (51.13, 3.29), (57.10, 2.79), (44.19, 7.19)),
+    "DPHGNN": ((96.80, 0.68), (96.71, 0.71), (99.49, 0.65), (99.61, 0.64), (64.04, 2.70), (57.41, 3.96),
+               (76.18, 1.30), (71.59, 1.82), (51.36, 1.72), (49.03, 3.63), (59.24, 2.88), (46.12, 8.49)),
+    "HyperGT": ((91.60, 1.42), (91.29, 1.53), (96.27, 1.93), (96.28, 1.88), (61.49, 4.32), (55.14, 6.02),
+                (73.82, 1.27), (69.36, 1.45), (54.47, 1.33), (51.55, 1.08), (54.35, 2.72), (47.49, 5.11)),
 }
 
 
@@ -147,7 +161,7 @@ def _paper_table() -> dict[tuple[str, str], dict[str, dict[str, tuple[float, flo
 
 
 PAPER = _paper_table()
-SECOND_METRIC = {"node": None, "hyperedge": "ap", "graph": "macro_f1"}
+SECOND_METRIC = {"node": None, "hyperedge": "ap", "graph": "macro_f1", "fairness": None}
 # the reference's set_task_args adds no singleton hyperedges for edge prediction (except HyperND, and Pokec)
 PROTOCOLS = {"hyperedge": {"paper": ("task.protocol=paper",), "held-out": ()},
              "graph": {"paper": ("task.protocol=paper",), "standard": ()}}
@@ -156,7 +170,9 @@ PROTOCOLS = {"hyperedge": {"paper": ("task.protocol=paper",), "held-out": ()},
 PAPER_MODEL_OVERRIDES = {**{("graph", m): ("task.self_loops=true",) for m in ("HyperGCN", "TF-HNN")},
                          **{(t, "HNHN"): ("model.normalisation=allset",) for t in ("graph", "hyperedge")},
                          ("graph", "ED-HNN"): ("model.dropout_order=dhgbench",)}
-TASK_OF = {"node": ("cora", "cora-ca", "twitch-gamers"), "hyperedge": ("cora", "cora-ca"), "graph": _GRAPH_SETS}
+TASK_OF = {"node": ("cora", "cora-ca", "twitch-gamers"), "hyperedge": ("cora", "cora-ca"), "graph": _GRAPH_SETS,
+           "fairness": ("german", "bail", "credit")}
+FAIRNESS_POINTS = ROOT / "space" / "seed_studies" / "fairness"
 
 
 def within(ours: float, paper: tuple[float, float]) -> bool:
@@ -211,6 +227,32 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
     return row
 
 
+def fairness_cells(root: Path) -> dict[tuple[str, str], dict]:
+    """The fairness study's cells under ``root`` (its seed points merged), keyed by (model, dataset)."""
+    try:
+        points = study_common.iter_points([root])
+    except TR.ConfigError:
+        raise TR.ConfigError(f"no fairness study results at {root} (see --fairness-points)") from None
+    return {(c["model"], c["dataset"]): c for c in study_common.aggregate(points) if c["study"] == "fairness"}
+
+
+def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -> dict:
+    """One model x fairness dataset: the study's test accuracy (mean ± std over its seeds) beside Table A8's."""
+    row = {"task": "fairness", "dataset": dataset, "model": model, "metric": "accuracy", "paper2": None,
+           "paper": study_paper.paper_value(model, dataset, "accuracy")}
+    oom = row["paper"] is None and dataset in study_paper.TABLE_A8.get(model, {})
+    cell = cells.get((model, dataset))
+    if cell is None or cell["status"] != "ok":
+        row["status"] = "not run" if cell is None else cell["status"]
+        row["status"] += " (paper OOM)" if oom else ""
+        return row
+    acc = cell["metrics"]["test"]["accuracy"]
+    row.update(ours=(acc["mean"], acc["std"]), runs=cell["runs"], source=cell.get("_path"))
+    row["status"] = ("paper OOM" if oom else "no paper number") if row["paper"] is None else (
+        "pass" if within(row["ours"][0], row["paper"]) else "miss")
+    return row
+
+
 def render(rows: list[dict]) -> str:
     head = "| task | dataset | model | metric | ours | runs | paper | diff | result | 2nd metric: ours | paper |"
     lines = [head, "|" + "---|" * 11]
@@ -237,7 +279,7 @@ def plot(rows: list[dict], path: Path) -> None:
     if not done:
         return
     fig, ax = plt.subplots(figsize=(6, 6))
-    for task, marker in (("node", "o"), ("hyperedge", "^"), ("graph", "s")):
+    for task, marker in (("node", "o"), ("hyperedge", "^"), ("graph", "s"), ("fairness", "D")):
         pts = [r for r in done if r["task"] == task]
         if pts:
             ax.errorbar([r["paper"][0] for r in pts], [r["ours"][0] for r in pts],
@@ -258,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", required=True)
     p.add_argument("--datasets", nargs="+", required=True)
-    p.add_argument("--tasks", nargs="+", default=["node", "hyperedge", "graph"], choices=sorted(TASK_OF))
+    p.add_argument("--tasks", nargs="+", default=["node", "hyperedge", "graph", "fairness"], choices=sorted(TASK_OF))
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--hyperedge-protocol", default="paper", choices=sorted(PROTOCOLS["hyperedge"]),
                    help="paper: the reference's protocol at publication (task.protocol=paper: the encoder sees "
@@ -267,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="paper: the reference's split and batching (task.protocol=paper: hyperedge ids offset by "
                         "node counts, ...); standard: block-diagonal batches (default: paper)")
     p.add_argument("--out", type=Path, default=ROOT / "out" / "reproduce_dhgbench")
+    p.add_argument("--fairness-points", type=Path, default=FAIRNESS_POINTS,
+                   help="folder of fairness study points read for --tasks fairness (default: the shipped ones)")
     p.add_argument("--raw-root", default=None, help="local raw data folder (default: $HYPERGVL_RAW_ROOT)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     p.add_argument("--report-only", action="store_true",
@@ -276,13 +320,23 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
 
     rows = []
+    if "fairness" in args.tasks and set(args.datasets) & set(TASK_OF["fairness"]):
+        try:
+            cells = fairness_cells(args.fairness_points)
+        except TR.ConfigError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     for task in args.tasks:
         for dataset in args.datasets:
             if dataset not in TASK_OF[task]:
                 continue
             for model in args.models:
-                row = run_row(model, dataset, task, args.runs, args.out, args.raw_root,
-                              {"hyperedge": args.hyperedge_protocol, "graph": args.graph_protocol}, args.report_only)
+                if task == "fairness":
+                    row = fairness_row(model, dataset, cells)
+                else:
+                    row = run_row(model, dataset, task, args.runs, args.out, args.raw_root,
+                                  {"hyperedge": args.hyperedge_protocol, "graph": args.graph_protocol},
+                                  args.report_only)
                 rows.append(row)
                 print(f"{task:9s} {dataset:15s} {model:18s} ours {_fmt(row.get('ours')):16s} paper "
                       f"{_fmt(row.get('paper')):16s} {row['status']}", flush=True)

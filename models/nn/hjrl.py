@@ -94,8 +94,9 @@ def hjrl_reconstruction_loss(node_out: Tensor, edge_out: Tensor, inc: Incidence,
     :math:`N \times M` tensor: the loss is :math:`\frac{1}{NM}(\sum_{all} \mathrm{softplus}(s) + \sum_{H_{ve}=1}
     (w\,\mathrm{softplus}(-s) - \mathrm{softplus}(s)))`; the all-pairs sum is exact over tiles of pairs, its
     gradient accumulated in the same pass (:class:`_AllPairsSoftplus`), or, given ``pairs``
-    :math:`(v_k, e_k)_{k \le K}` drawn uniformly from all pairs, estimated without bias by :math:`\frac{NM}{K}\sum_k \mathrm{softplus}(s_{v_k e_k})` (the positives' term
-    stays exact; with every pair once it is the exact loss)."""
+    :math:`(v_k, e_k)_{k \le K}` drawn uniformly from all pairs, estimated without bias by
+    :math:`\frac{NM}{K}\sum_k \mathrm{softplus}(s_{v_k e_k})` (the positives' term stays exact; with every pair
+    once it is the exact loss)."""
     n, m = inc.num_nodes, inc.num_edges
     nnz = max(inc.nnz, 1)
     squash = style == "dhgbench"

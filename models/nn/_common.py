@@ -33,6 +33,7 @@ from torch import Tensor, nn
 __all__ = [
     "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
     "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
+    "aggregation", "weighted_aggregation", "mlp_tail",
 ]
 
 T = TypeVar("T")
@@ -396,6 +397,116 @@ class Linear(nn.Linear):
             out = x @ self.weight.t()
             return out if self.bias is None else out + self.bias
         return F.linear(x, self.weight, self.bias)
+
+
+# -------------------------------------------------------------------------------- incidence aggregations
+
+def _direction(inc: Incidence, to: str) -> tuple[Tensor, Tensor, int, int, Tensor]:
+    """``(dst, src, num_dst, num_src, deg_dst)`` of the incidences pooled into hyperedges or into nodes."""
+    if to == "edge":
+        return inc.edge, inc.node, inc.num_edges, inc.num_nodes, inc.deg_e
+    if to == "node":
+        return inc.node, inc.edge, inc.num_nodes, inc.num_edges, inc.deg_v
+    raise ValueError(f"to must be 'edge' or 'node', got {to!r}")
+
+
+def aggregation(inc: Incidence, to: str, reduce: str) -> SparseOperator:
+    r"""The cached constant operator of ``scatter(x[src], dst, reduce=reduce)`` over the incidences.
+
+    ``to="edge"`` pools the members of each hyperedge, ``to="node"`` the hyperedges of each node; ``reduce`` is
+    ``"sum"`` or ``"mean"`` (a duplicate incidence counts twice and an empty target gets 0, as with ``scatter``).
+    One CSR product instead of an ``nnz x C`` gather followed by a scatter.
+    """
+    check_choice("reduce", reduce, ("sum", "mean"))
+
+    def build() -> SparseOperator:
+        dst, src, n_dst, n_src, deg = _direction(inc, to)
+        scale = _inv(deg) if reduce == "mean" else torch.ones_like(deg)
+        return SparseOperator(dst, src, scale[dst], (n_dst, n_src))
+    return inc.memo(("aggregation", to, reduce), build)
+
+
+def _crow(row: Tensor, num_rows: int) -> Tensor:
+    return torch.cat([row.new_zeros(1), torch.bincount(row, minlength=num_rows).cumsum(0)])
+
+
+class _Pattern:
+    """The distinct ``(dst, src)`` pairs of the incidences as a CSR pattern and its transpose; ``inv[p]`` is the
+    entry of incidence ``p`` (duplicate incidences share one entry, whose weight is their sum)."""
+
+    def __init__(self, dst: Tensor, src: Tensor, shape: tuple[int, int]) -> None:
+        n_dst, n_src = shape
+        key = dst * max(n_src, 1) + src
+        entries, self.inv = torch.unique(key, sorted=True, return_inverse=True)
+        row, col = entries // max(n_src, 1), entries % max(n_src, 1)
+        self.shape, self.num_entries = shape, int(entries.numel())
+        self.crow, self.col = _crow(row, n_dst), col
+        self.perm_t = torch.argsort(col * max(n_dst, 1) + row)  # entries in the transpose's row-major order
+        self.crow_t, self.col_t = _crow(col, n_src), row[self.perm_t]
+        self.ones = _csr(self.crow, self.col, torch.ones(self.num_entries, dtype=torch.float64), shape)
+
+    def matrix(self, values: Tensor) -> Tensor:
+        return _csr(self.crow, self.col, values, self.shape)
+
+    def transposed(self, values: Tensor) -> Tensor:
+        return _csr(self.crow_t, self.col_t, values[self.perm_t], (self.shape[1], self.shape[0]))
+
+
+def _stack(per_head: list[Tensor]) -> Tensor:
+    return per_head[0].unsqueeze(1) if len(per_head) == 1 else torch.stack(per_head, dim=1)
+
+
+class _WeightedAggregate(torch.autograd.Function):
+    """``out[:, k] = A_k @ x[:, k]`` with ``A_k`` the pattern carrying the weights of head ``k``."""
+
+    @staticmethod
+    def forward(ctx: Any, weight: Tensor, x: Tensor, pattern: _Pattern) -> Tensor:  # type: ignore[override]
+        values = weight.new_zeros(pattern.num_entries, weight.size(1)).index_add_(0, pattern.inv, weight)
+        values = values.t().contiguous()  # [heads, entries]
+        ctx.save_for_backward(values, x)
+        ctx.pattern = pattern
+        return _stack([pattern.matrix(values[k]) @ x[:, k].contiguous() for k in range(x.size(1))])
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:  # type: ignore[override]
+        values, x = ctx.saved_tensors
+        pattern, heads = ctx.pattern, range(x.size(1))
+        grad_w = grad_x = None
+        if ctx.needs_input_grad[1]:
+            grad_x = _stack([pattern.transposed(values[k]) @ grad[:, k].contiguous() for k in heads])
+        if ctx.needs_input_grad[0]:
+            ones = pattern.ones.to(x.dtype)
+            per_entry = _stack([torch.sparse.sampled_addmm(ones, grad[:, k].contiguous(), x[:, k].t(),
+                                                           beta=0.0).values() for k in heads])
+            grad_w = per_entry[pattern.inv]
+        return grad_w, grad_x, None
+
+
+def weighted_aggregation(inc: Incidence, to: str, weight: Tensor, x: Tensor) -> Tensor:
+    r"""``out[t] = sum of weight[p] * x[src_p] over the incidences p with dst_p = t`` (``to`` as in
+    :func:`aggregation`): ``scatter(x[src] * weight, dst, reduce="sum")`` without the ``nnz x C`` message tensor.
+
+    ``weight`` is ``[nnz]`` with ``x [S, C]``, or ``[nnz, H]`` (one weight per head) with ``x [S, H, C]``. The
+    products are CSR products forward and backward (the pattern is cached per structure); the weights' gradient,
+    :math:`\partial L / \partial w_p = \mathbf{g}_{dst_p}^\top \mathbf{x}_{src_p}`, is one
+    ``torch.sparse.sampled_addmm``. Memory beyond the inputs and the output: :math:`O(\mathrm{nnz} \cdot H)`.
+    """
+    def build() -> _Pattern:
+        dst, src, n_dst, n_src, _ = _direction(inc, to)
+        return _Pattern(dst, src, (n_dst, n_src))
+    pattern = inc.memo(("pattern", to), build)
+    flat = weight.dim() == 1
+    out = _WeightedAggregate.apply(weight.unsqueeze(-1) if flat else weight, x.unsqueeze(1) if flat else x, pattern)
+    return out.squeeze(1) if flat else out
+
+
+def mlp_tail(mlp: nn.Module, h: Tensor) -> Tensor:
+    """The layers of a :class:`models.nn.mlp.MLP` after its first linear map: ``mlp(x)`` equals
+    ``mlp_tail(mlp, mlp.lins[0](mlp.norms[0](x)))``, for a model that computes that first map in a cheaper,
+    equal form (an input norm folded into the weights, a map over a concatenation split into its parts)."""
+    for lin, norm in zip(mlp.lins[1:], mlp.norms[1:]):
+        h = lin(dropout(norm(F.relu(h)), mlp.dropout, mlp.training))
+    return h
 
 
 # ------------------------------------------------------------------------------------------- base class

@@ -1,13 +1,21 @@
-"""AllSet: every layer is two multiset functions, node-to-hyperedge then hyperedge-to-node."""
+"""AllSet: every layer is two multiset functions, node-to-hyperedge then hyperedge-to-node.
+
+Speed (same function as the per-incidence formulas, up to float rounding): the node-wise maps run on the
+sources before pooling, pooling is a cached CSR product (:func:`~models.nn._common.aggregation`), attention
+pools through :func:`~models.nn._common.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
+folded into one score vector per head, and an input LayerNorm on sparse features is folded into the first
+linear map so the features stay sparse.
+"""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import scatter, softmax
+from torch_geometric.utils import softmax
 
-from ._common import (HypergraphModel, Linear, SparseOperator, check_bool, check_choice, check_common, check_int,
-                      check_probability, dense, dropout as drop, glorot_)
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, aggregation, check_bool, check_choice,
+                      check_common, check_int, check_probability, dense, dropout as drop, glorot_, mlp_tail,
+                      weighted_aggregation)
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
 
@@ -44,14 +52,51 @@ class PMA(nn.Module):
         for module in (self.rff, self.ln0, self.ln1):
             module.reset_parameters()
 
-    def forward(self, x: Tensor | SparseOperator, source: Tensor, target: Tensor, num_targets: int) -> Tensor:
-        k = self.lin_k(x).view(-1, self.heads, self.head_channels)
+    def forward(self, x: Tensor | SparseOperator, inc: Incidence, to: str) -> Tensor:
+        """Pool the sources into the targets: ``to="edge"`` nodes into hyperedges, ``to="node"`` the reverse."""
+        source, target = (inc.node, inc.edge) if to == "edge" else (inc.edge, inc.node)
+        num_targets = inc.num_edges if to == "edge" else inc.num_nodes
+        # s_k^T (K_k x + b_k) = (K_k^T s_k)^T x + b_k^T s_k: one score column per head instead of a width-wide key
+        seed = self.seed[0]
+        w_score = torch.einsum("hc,hci->hi", seed, self.lin_k.weight.view(self.heads, self.head_channels, -1))
+        score = x @ w_score.t() + (self.lin_k.bias.view(self.heads, -1) * seed).sum(-1)
         v = self.lin_v(x).view(-1, self.heads, self.head_channels)
-        score = F.leaky_relu((k * self.seed).sum(-1), 0.2)[source]
-        alpha = softmax(score, target, num_nodes=num_targets).unsqueeze(-1)
-        out = scatter(v[source] * alpha, target, dim=0, dim_size=num_targets, reduce="sum") + self.seed
+        alpha = softmax(F.leaky_relu(score, 0.2)[source], target, num_nodes=num_targets)
+        out = weighted_aggregation(inc, to, alpha, v) + self.seed
         out = self.ln0(out.reshape(num_targets, -1))
         return self.ln1(out + F.relu(self.rff(out)))
+
+
+def layer_norm_linear(x: SparseOperator, norm: nn.LayerNorm, lin: Linear) -> Tensor:
+    r"""``lin(norm(x.to_dense()))`` with ``x`` kept sparse: with :math:`\mu, \sigma` the mean and standard
+    deviation of each row of :math:`\mathbf{x}` over all :math:`F` columns (zeros included),
+
+    .. math::
+        \mathrm{LN}(\mathbf{x})\mathbf{W}^\top + \mathbf{c} = \frac{1}{\sigma}\big(\mathbf{x}
+        (\mathbf{W}\,\mathrm{diag}\,\boldsymbol{\gamma})^\top - \mu\,\mathbf{W}\boldsymbol{\gamma}\big) +
+        \mathbf{W}\boldsymbol{\beta} + \mathbf{c}
+
+    (the variance summed over the stored entries, centred, plus :math:`\mu^2` for each implicit zero)."""
+    n, f = x.shape
+    counts = x.matrix.crow_indices().diff()
+    rows = torch.repeat_interleave(torch.arange(n, device=counts.device), counts)
+    values = x.values
+    mean = values.new_zeros(n).index_add_(0, rows, values) / f
+    sq = values.new_zeros(n).index_add_(0, rows, (values - mean[rows]).square()) + (f - counts) * mean.square()
+    rstd = torch.rsqrt(sq / f + norm.eps).unsqueeze(-1)
+    scaled = lin.weight * norm.weight
+    out = rstd * (x @ scaled.t() - mean.unsqueeze(-1) * scaled.sum(1)) + lin.weight @ norm.bias
+    return out if lin.bias is None else out + lin.bias
+
+
+def sparse_input_mlp(mlp: MLP, x: Tensor | SparseOperator) -> Tensor:
+    """``mlp(x)``, with sparse ``x`` kept sparse through an input LayerNorm (:func:`layer_norm_linear`) or an
+    identity input norm; a BatchNorm input norm (statistics per column) densifies as :class:`MLP` does."""
+    norm = mlp.norms[0]
+    if not isinstance(x, SparseOperator) or not mlp.input_norm or isinstance(norm, nn.BatchNorm1d):
+        return mlp(x)
+    first = layer_norm_linear(x, norm, mlp.lins[0]) if isinstance(norm, nn.LayerNorm) else mlp.lins[0](x)
+    return mlp_tail(mlp, first)
 
 
 class DeepSetsBlock(nn.Module):
@@ -72,10 +117,11 @@ class DeepSetsBlock(nn.Module):
             if isinstance(mlp, MLP):
                 mlp.reset_parameters()
 
-    def forward(self, x: Tensor | SparseOperator, source: Tensor, target: Tensor, num_targets: int) -> Tensor:
-        h = drop(F.relu(self.enc(x) if isinstance(self.enc, MLP) else dense(x)), self.dropout, self.training)
-        h = scatter(h[source], target, dim=0, dim_size=num_targets, reduce=self.aggregate)
-        return F.relu(self.dec(h))
+    def forward(self, x: Tensor | SparseOperator, inc: Incidence, to: str) -> Tensor:
+        """Pool the sources into the targets: ``to="edge"`` nodes into hyperedges, ``to="node"`` the reverse."""
+        h = drop(F.relu(sparse_input_mlp(self.enc, x) if isinstance(self.enc, MLP) else dense(x)), self.dropout,
+                 self.training)
+        return F.relu(self.dec(aggregation(inc, to, self.aggregate) @ h))
 
 
 class _SetGNN(HypergraphModel):
@@ -119,7 +165,6 @@ class _SetGNN(HypergraphModel):
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
-        v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
         h = self.features(x)
         layers = []
         if self.gpr:
@@ -127,12 +172,14 @@ class _SetGNN(HypergraphModel):
         else:
             h = drop(h, self.input_dropout, self.training)
         for v2e, e2v in zip(self.v2e, self.e2v):
-            h = drop(F.relu(v2e(h, v, e, m)), self.dropout, self.training)
-            h = F.relu(e2v(h, e, v, n))
+            h = drop(F.relu(v2e(h, inc, "edge")), self.dropout, self.training)
+            h = F.relu(e2v(h, inc, "node"))
             layers.append(h)
             h = drop(h, self.dropout, self.training)
         if self.gpr:
-            h = self.gpr_weights(torch.stack(layers, dim=-1)).squeeze(-1)
+            # gpr_weights (Linear(num_layers + 1, 1), no bias) over the stacked outputs, without stacking them
+            w = self.gpr_weights.weight[0]
+            h = sum(w[i] * layer for i, layer in enumerate(layers))
         return self.decoder(h)
 
 

@@ -1,15 +1,35 @@
-"""ED-HNN: equivariant hypergraph diffusion, implemented on the star expansion with shared-weight layers."""
+r"""ED-HNN: equivariant hypergraph diffusion, implemented on the star expansion with shared-weight layers.
+
+Speed and memory (the same function as the per-incidence formula, up to float rounding): the pooling steps are
+cached CSR products; the first linear map of :math:`\hat\rho` over :math:`[\mathbf{x}_v \Vert \mathbf{m}_e]` is
+split into a map of the nodes and a map of the hyperedges (its input LayerNorm enters through per-incidence
+scalars computed from per-row statistics), so a one-layer :math:`\hat\rho` never forms an ``nnz x C`` tensor;
+a deeper one forms its per-incidence messages in chunks, recomputed in the backward
+(``torch.utils.checkpoint``), once ``nnz x C`` exceeds :data:`CHUNK_FLOATS`.
+"""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 from torch_geometric.utils import scatter
 
-from ._common import (HypergraphModel, Incidence, Linear, check_choice, check_common, check_float, check_int,
-                      dropout as drop)
+from ._common import (HypergraphModel, Incidence, Linear, _inv, aggregation, check_choice, check_common, check_float,
+                      check_int, dropout as drop, mlp_tail, weighted_aggregation)
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
+
+#: Above this many floats in one ``nnz x C`` message tensor, a deeper :math:`\hat\rho` runs in chunks of
+#: incidences (a multiple of 4 each, so a one-hidden-layer :math:`\hat\rho` draws the same dropout masks as in
+#: one piece; with more hidden layers the masks are drawn chunk by chunk, the same distribution).
+CHUNK_FLOATS = 1 << 24
+
+
+def _row_stats(t: Tensor) -> tuple[Tensor, Tensor]:
+    """The mean of each row and the row's centred sum of squares."""
+    mean = t.mean(-1)
+    return mean, (t - mean.unsqueeze(-1)).square().sum(-1)
 
 
 class EquivSetConv(nn.Module):
@@ -40,11 +60,76 @@ class EquivSetConv(nn.Module):
                 mlp.reset_parameters()
 
     def forward(self, x: Tensor, x0: Tensor, inc: Incidence) -> Tensor:
-        v, e = inc.node, inc.edge
-        m = scatter(self.phi(x)[v], e, dim=0, dim_size=inc.num_edges, reduce=self.aggregate)
-        message = m[e] if isinstance(self.rho, nn.Identity) else self.rho(torch.cat([x[v], m[e]], dim=-1))
-        out = scatter(message, v, dim=0, dim_size=inc.num_nodes, reduce=self.aggregate)
+        phi = self.phi(x)
+        m = aggregation(inc, "edge", self.aggregate) @ phi
+        if isinstance(self.rho, nn.Identity):
+            out = aggregation(inc, "node", self.aggregate) @ m
+        elif any(isinstance(module, nn.BatchNorm1d) for module in self.rho.modules()):
+            v = inc.node  # batch statistics over all incidences: the messages in one piece
+            message = self.rho(torch.cat([x[v], m[inc.edge]], dim=-1))
+            out = scatter(message, v, dim=0, dim_size=inc.num_nodes, reduce=self.aggregate)
+        else:
+            out = self._pooled_messages(x, phi, m, inc)
         return self.varphi(torch.lerp(out, x0, self.alpha))  # (1 - alpha) out + alpha x0
+
+    def _pooled_messages(self, x: Tensor, phi: Tensor, m: Tensor, inc: Incidence) -> Tensor:
+        r"""The pooled :math:`\hat\rho([\mathbf{x}_v \Vert \mathbf{m}_e])` over the hyperedges of each node, with
+        the first map :math:`\mathbf{W}[\mathbf{x}_v \Vert \mathbf{m}_e] = \mathbf{W}_1\mathbf{x}_v +
+        \mathbf{W}_2\mathbf{m}_e` computed per node and per hyperedge. An input LayerNorm (weight
+        :math:`\boldsymbol{\gamma}`, bias :math:`\boldsymbol{\beta}`) gives
+        :math:`r_p(\mathbf{a}_v + \mathbf{b}_e - \mu_p \mathbf{W}\boldsymbol{\gamma}) + \mathbf{W}\boldsymbol{\beta} +
+        \mathbf{c}` with :math:`\mathbf{a}, \mathbf{b}` the maps by :math:`\mathbf{W}\,\mathrm{diag}\,\boldsymbol{\gamma}`
+        and :math:`\mu_p, r_p` the mean and reciprocal standard deviation of the concatenation, from the means
+        :math:`\bar x_v, \bar m_e` and centred sums of squares :math:`q_v, q_e` of its halves:
+        :math:`\mu_p = (\bar x_v + \bar m_e)/2`, :math:`\sigma_p^2 = (q_v + q_e + \tfrac{C}{2}(\bar x_v -
+        \bar m_e)^2) / 2C`. With one layer the pooling is linear in :math:`\mathbf{a}, \mathbf{b}`, so only
+        per-incidence scalars are formed."""
+        rho, channels = self.rho, x.size(1)
+        lin, norm = rho.lins[0], rho.norms[0]
+        layer_norm = isinstance(norm, nn.LayerNorm)
+        weight = lin.weight * norm.weight if layer_norm else lin.weight
+        bias = lin.bias + lin.weight @ norm.bias if layer_norm else lin.bias
+        a = x @ weight[:, :channels].t()
+        w2 = weight[:, channels:]
+        b = m @ w2.t() if inc.num_edges <= inc.num_nodes else aggregation(inc, "edge", self.aggregate) @ (phi @ w2.t())
+        v, e, n = inc.node, inc.edge, inc.num_nodes
+        pool = _inv(inc.deg_v)[v] if self.aggregate == "mean" else torch.ones_like(inc.deg_v)[v]
+        if layer_norm:
+            mx, qx = _row_stats(x)
+            me, qe = _row_stats(m)
+            mu = (mx[v] + me[e]) / 2
+            rstd = torch.rsqrt((qx[v] + qe[e] + channels / 2 * (mx[v] - me[e]).square()) / (2 * channels) + norm.eps)
+        if len(rho.lins) == 1:
+            def per_node(t: Tensor) -> Tensor:
+                return t.new_zeros(n).index_add_(0, v, t).unsqueeze(-1)
+            total = (inc.deg_v > 0).to(x.dtype) if self.aggregate == "mean" else inc.deg_v  # the pool weights' sum
+            total = total.unsqueeze(-1)
+            if not layer_norm:
+                return aggregation(inc, "node", self.aggregate) @ b + (a + bias) * total
+            w = pool * rstd
+            return (weighted_aggregation(inc, "node", w, b) + a * per_node(w) - weight.sum(1) * per_node(w * mu)
+                    + bias * total)
+
+        def pooled(a: Tensor, b: Tensor, *stats: Tensor, part: slice = slice(None)) -> Tensor:
+            y = a[v[part]] + b[e[part]]
+            if stats:
+                y = stats[0][part].unsqueeze(-1) * (y - stats[1][part].unsqueeze(-1) * weight.sum(1))
+            message = mlp_tail(rho, y + bias) * pool[part].unsqueeze(-1)
+            return message.new_zeros(n, message.size(1)).index_add(0, v[part], message)
+
+        stats = (rstd, mu) if layer_norm else ()
+        if inc.nnz * channels <= CHUNK_FLOATS:
+            return pooled(a, b, *stats)
+        step = max(4, CHUNK_FLOATS // channels // 4 * 4)
+        out = None
+        for start in range(0, inc.nnz, step):
+            part = slice(start, start + step)
+            if torch.is_grad_enabled():
+                piece = checkpoint(pooled, a, b, *stats, part=part, use_reentrant=False)
+            else:
+                piece = pooled(a, b, *stats, part=part)
+            out = piece if out is None else out + piece
+        return out
 
 
 @register_model("ED-HNN")

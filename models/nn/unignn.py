@@ -4,11 +4,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import scatter, softmax
+from torch_geometric.utils import softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, Propagation, SparseOperator, _inv, check_bool,
-                      check_choice, check_common, check_float, check_int, check_probability, dropout as drop,
-                      glorot_)
+from ._common import (HypergraphModel, Incidence, Linear, Propagation, SparseOperator, _inv, aggregation,
+                      check_bool, check_choice, check_common, check_float, check_int, check_probability,
+                      dropout as drop, glorot_, weighted_aggregation)
 from .hgnn import hypergraph_propagation
 from .registry import register_model
 
@@ -105,14 +105,12 @@ class UniGATConv(nn.Module):
         glorot_(self.att_e)
 
     def forward(self, x: Tensor | SparseOperator, inc: Incidence, first_aggregate: str) -> Tensor:
-        v, e, n = inc.node, inc.edge, inc.num_nodes
-        h = self.lin(x).view(n, self.heads, self.out_channels)
-        he = scatter(h[v], e, dim=0, dim_size=inc.num_edges, reduce="sum")
-        if first_aggregate == "mean":
-            he = he * _inv(inc.deg_e).view(-1, 1, 1)
-        score = F.leaky_relu((he * self.att_e).sum(-1), self.negative_slope)[e]
-        alpha = drop(softmax(score, v, num_nodes=n), self.attention_dropout, self.training)
-        return scatter(he[e] * alpha.unsqueeze(-1), v, dim=0, dim_size=n, reduce="sum").reshape(n, -1)
+        # pooling by cached CSR products, no nnz x heads x C message tensor (same function up to float rounding)
+        n = inc.num_nodes
+        he = (aggregation(inc, "edge", first_aggregate) @ self.lin(x)).view(-1, self.heads, self.out_channels)
+        score = F.leaky_relu((he * self.att_e).sum(-1), self.negative_slope)[inc.edge]
+        alpha = drop(softmax(score, inc.node, num_nodes=n), self.attention_dropout, self.training)
+        return weighted_aggregation(inc, "node", alpha, he).reshape(n, -1)
 
 
 class _UniGNN(HypergraphModel):

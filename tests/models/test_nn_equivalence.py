@@ -344,7 +344,7 @@ def test_pma_matches_loops():
     torch.manual_seed(0)
     pma = PMA(6, 4, 4, num_layers=2, heads=2).double().eval()
     inc = inc_of(edges, n, torch.float64)
-    got = pma(x, inc.node, inc.edge, len(edges))
+    got = pma(x, inc, "edge")
     k = pma.lin_k(x).view(n, 2, 2)
     v = pma.lin_v(x).view(n, 2, 2)
     rows = []

@@ -53,6 +53,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from models import train as TR  # noqa: E402
+from models.nn.registry import task_refusal  # noqa: E402
 from models.study import common as study_common  # noqa: E402
 from models.study import paper as study_paper  # noqa: E402
 
@@ -202,6 +203,9 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
     row["paper"] = ref.get(row["metric"], {}).get(model)
     second = SECOND_METRIC[task]
     row["paper2"] = ref.get(second, {}).get(model) if second else None
+    if refusal := task_refusal(model, task):  # EHNN and T-HyperGNN on hypergraph classification (appendix C.1)
+        row.update(status="refused", note=refusal)
+        return row
     t0 = time.perf_counter()
     if report_only:
         path = run_dir / "summary.json"

@@ -78,3 +78,9 @@ def test_fairness_rows(rd, tmp_path, capsys):
     assert rd.main(["--models", "LEGCN", "--datasets", "german", "--tasks", "fairness", "--fairness-points",
                     str(tmp_path / "absent"), "--out", str(out)]) == 2
     assert "no fairness study results" in capsys.readouterr().err
+
+
+def test_refused_rows_say_so(rd, tmp_path):
+    row = rd.run_row("EHNN", "rhg-3", "graph", 1, tmp_path, None, report_only=True)
+    assert row["status"] == "refused" and row["note"].startswith("model EHNN does not support task 'graph'")
+    assert rd.run_row("HyperND", "rhg-3", "graph", 1, tmp_path, None, report_only=True)["status"] == "not run"

@@ -107,3 +107,50 @@ def test_hjrl_all_pairs_sum_is_not_the_positives_only():
     total = _AllPairsSoftplus.apply(a, b, False)
     torch.testing.assert_close(total, F.softplus(a @ b.t()).sum())
     assert not torch.allclose(total, F.softplus(a[:-1] @ b.t()).sum())
+
+# ----------------------------------------------------------------------------------------------- HyperND
+
+
+@pytest.mark.parametrize("layout", ["mixed", "all-dense", "all-sparse"])
+def test_hypernd_row_split_product_equals_the_dense_product_with_gradients(layout):
+    from models.nn.hypernd import DiffusedFeatures
+    g = torch.Generator().manual_seed(3)
+    f = torch.randn(12, 10, dtype=torch.float64, generator=g)
+    if layout != "all-dense":
+        rows = slice(None) if layout == "all-sparse" else slice(0, 12, 2)
+        f[rows] *= torch.rand(f[rows].shape, generator=g) < 0.2  # at most 1/4 full: multiplied from CSR
+        f[rows, 2] = 0.5
+        f[rows, 5:] = 0.0
+        f[3] = 0.0  # a row without signal
+    feats = DiffusedFeatures(f)
+    assert (feats.sparse is None) == (layout == "all-dense")
+    w = torch.randn(10, 4, dtype=torch.float64, generator=g, requires_grad=True)
+    up = torch.randn(12, 4, dtype=torch.float64, generator=g)
+    up[[0, 1, 4, 7, 8]] = 0.0  # rows outside the loss: skipped in the weight gradient
+    out = feats @ w
+    torch.testing.assert_close(out, f @ w)
+    (grad,) = torch.autograd.grad((out * up).sum(), w)
+    torch.testing.assert_close(grad, f.t() @ up)
+    with torch.no_grad():
+        torch.testing.assert_close(feats @ w, f @ w)
+    torch.testing.assert_close(feats.to_dense(), f)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hypernd_forward_and_training_gradient_equal_the_mlp_on_the_limit(seed):
+    _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=5, max_order=5)
+    m = int(hei[1].max()) + 1
+    x = sparse_features(n, 8, seed).abs()
+    torch.manual_seed(seed)
+    model = build_model("HyperND", in_channels=8, hidden_channels=6, out_channels=3, dropout=0.0).double().train()
+    train = torch.arange(n) % 3 == 0
+    out = model(x, hei, m)
+    F.cross_entropy(out[train], torch.arange(n)[train] % 3).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    limit = model.diffuse(x, hei, m)
+    expected = model.decoder(limit.clone())  # a plain dense tensor: F.linear
+    torch.testing.assert_close(out, expected)
+    F.cross_entropy(expected[train], torch.arange(n)[train] % 3).backward()
+    for a, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(a, p.grad)

@@ -170,10 +170,10 @@ class HyperND(HypergraphModel):
     In node classification the paper "spreads both features and labels" (abstract; section 4): the diffused
     matrix is :math:`[\mathbf{X}, \mathbf{Y}]` with :math:`\mathbf{Y}` the one-hot labels of the training nodes
     (zero rows elsewhere), which the trainer hands over through :meth:`prepare` (``label_diffusion=True``, the
-    default; the decoder then reads :math:`F_{in} + C` columns). Tasks without node labels diffuse the features only, as does
-    ``label_diffusion=False``, DHG-Bench's code (its label lines, which would one-hot *all* labels, are commented
-    out). ``aggregate="mean"`` is the reference's mean aggregation, which divides
-    by :math:`|e|^2` and by :math:`d_v` (its default config). DHG-Bench on Cora: :math:`p = 2`,
+    default; the decoder then reads :math:`F_{in} + C` columns). Tasks without node labels diffuse the features
+    only, as does ``label_diffusion=False``, DHG-Bench's code (its label lines, which would one-hot *all* labels,
+    are commented out). ``aggregate="mean"`` is the reference's mean aggregation, which divides by
+    :math:`|e|^2` and by :math:`d_v` (its default config). DHG-Bench on Cora: :math:`p = 2`,
     :math:`\alpha = 0.5`, tol 1e-5, 100 steps, sum aggregation, a 2-layer MLP of width 128 with LayerNorm.
 
     For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::

@@ -13,22 +13,28 @@ from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
 
 
-def order_encoding(order: Tensor, dim: int) -> Tensor:
+def order_encoding(order: Tensor, dim: int, dtype: torch.dtype = torch.float32) -> Tensor:
     r"""The sinusoidal encoding of an order :math:`k` (EHNN's ``PositionalEncoding``, the transformer one):
     :math:`\mathrm{PE}(k)_{2i} = \sin(k / 10000^{2i/d})`, :math:`\mathrm{PE}(k)_{2i+1} = \cos(k / 10000^{2i/d})`.
     Computed for any order, so no table bounds the largest hyperedge (the reference sizes a table by the
-    largest order of the dataset; the values are the same)."""
+    largest order of the dataset; the values are the same), in ``dtype``."""
     div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32, device=order.device) * (-math.log(10000.0) / dim))
     angle = order.to(torch.float32).unsqueeze(-1) * div
-    out = torch.zeros(*order.shape, dim, device=order.device)
+    out = torch.zeros(*order.shape, dim, device=order.device, dtype=dtype)
     out[..., 0::2] = torch.sin(angle)
     out[..., 1::2] = torch.cos(angle)[..., : dim // 2]
     return out
 
 
 class HyperMLP(nn.Module):
-    """EHNN's inner ``MLP``: Linear, then (ReLU, dropout, Linear) per further layer; no normalisation (the
-    reference creates LayerNorms here but never calls them, so they are left out)."""
+    r"""EHNN's inner ``MLP``: Linear, then (ReLU, dropout, Linear) per further layer; no normalisation (the
+    reference creates LayerNorms here but never calls them, so they are left out).
+
+    ``forward(x, extra, index)`` is the MLP of :math:`[\mathbf{x} \Vert \mathbf{e}]` with :math:`\mathbf{e}` the
+    row ``index`` of ``extra`` (``index`` omitted: ``extra``'s one row for every row), the order encoding that
+    conditions the hypernetwork. Its columns of the first weight act on the few distinct rows of ``extra``
+    before they are gathered, :math:`[\mathbf{x} \Vert \mathbf{e}]\mathbf{W}^\top = \mathbf{x}\mathbf{W}_x^\top +
+    \mathbf{e}\mathbf{W}_e^\top`, which is exact (nothing nonlinear precedes) and spares the concatenation."""
 
     def __init__(self, in_channels: int, out_channels: int, hidden: int, num_layers: int, dropout: float) -> None:
         super().__init__()
@@ -40,10 +46,23 @@ class HyperMLP(nn.Module):
         for lin in self.lins:
             lin.reset_parameters()
 
-    def forward(self, x: Tensor) -> Tensor:
-        for lin in self.lins[:-1]:
-            x = drop(F.relu(lin(x)), self.dropout, self.training)
-        return self.lins[-1](x)
+    def forward(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None) -> Tensor:
+        return self.tail(self.head(x, extra, index))
+
+    def head(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None) -> Tensor:
+        """The first Linear map (of ``[x || extra[index]]`` when ``extra`` is given)."""
+        lin = self.lins[0]
+        if extra is None:
+            return lin(x)
+        d = x.size(-1)
+        e = F.linear(extra, lin.weight[:, d:])
+        return F.linear(x, lin.weight[:, :d], lin.bias) + (e if index is None else e.index_select(0, index))
+
+    def tail(self, h: Tensor) -> Tensor:
+        """(ReLU, dropout, Linear) per further layer."""
+        for lin in self.lins[1:]:
+            h = lin(drop(F.relu(h), self.dropout, self.training))
+        return h
 
 
 class OrderMLP(nn.Module):
@@ -61,12 +80,19 @@ class OrderMLP(nn.Module):
         self.mlp.reset_parameters()
 
     def forward(self, order: Tensor) -> Tensor:
-        return self.mlp(self.input(order_encoding(order, self.pe_dim)))
+        return self.mlp(self.input(order_encoding(order, self.pe_dim, self.input.weight.dtype)))
+
+    def gathered(self, orders: Tensor, index: Tensor) -> Tensor:
+        """``forward(orders[index])`` with the maps before the first nonlinearity applied once per distinct
+        order (exact); the dropout after it is still drawn per row, as in ``forward``."""
+        table = self.mlp.head(self.input(order_encoding(orders, self.pe_dim, self.input.weight.dtype)))
+        return self.mlp.tail(table.index_select(0, index))
 
 
 class _Structure:
     """What EHNN needs of a hypergraph, without a dense incidence: the non-empty hyperedges renumbered
-    ``0..M'-1`` (a hyperedge with no member is not part of the hypergraph), their orders :math:`|e|`,
+    ``0..M'-1`` (a hyperedge with no member is not part of the hypergraph), their orders :math:`|e|` (also as
+    the distinct ``orders`` and each hyperedge's ``order_index`` into them),
     :math:`\\mathbf{D}_e^{-1}\\mathbf{H}^\\top` and :math:`\\mathbf{H}` as sparse operators, and :math:`d_v`."""
 
     def __init__(self, inc: Incidence) -> None:
@@ -75,15 +101,12 @@ class _Structure:
         edge = new_id[inc.edge]
         self.num_nodes, self.num_edges = inc.num_nodes, int(keep.sum())
         self.order = inc.deg_e[keep].long()
+        self.orders, self.order_index = torch.unique(self.order, return_inverse=True)
         inv_order = 1.0 / inc.deg_e[keep]
         self.mean_v2e = SparseOperator(edge, inc.node, inv_order[edge], (self.num_edges, self.num_nodes))
         self.sum_e2v = SparseOperator(inc.node, edge, torch.ones_like(inv_order[edge]),
                                       (self.num_nodes, self.num_edges))
         self.deg_v = inc.deg_v.unsqueeze(-1)
-
-
-def _with_pe(t: Tensor, pe: Tensor) -> Tensor:
-    return torch.cat([t, pe.expand(t.size(0), -1)], dim=-1)
 
 
 class LinearV2E(nn.Module):
@@ -110,19 +133,19 @@ class LinearV2E(nn.Module):
             m.reset_parameters()
 
     def forward(self, x: Tensor, s: _Structure) -> tuple[Tensor, Tensor]:
-        zero_one = order_encoding(torch.arange(2, device=x.device), self.dim)
-        pe_order = order_encoding(s.order, self.dim)
+        zero, one = order_encoding(torch.arange(2, device=x.device), self.dim, x.dtype).split(1)
+        pe_orders = order_encoding(s.orders, self.dim, x.dtype)
         x = x + self.mlp1(self.norms[0](x))
         x0 = x.mean(dim=0, keepdim=True)
         x1_v, x1_e = x, s.mean_v2e @ x
-        x0 = x0 + self.mlp2(_with_pe(self.norms[1](x0), zero_one[:1]))
-        x1_v = x1_v + self.mlp2(_with_pe(self.norms[1](x1_v), zero_one[1:]))
-        x1_e = x1_e + self.mlp2(_with_pe(self.norms[1](x1_e), zero_one[1:]))
+        x0 = x0 + self.mlp2(self.norms[1](x0), zero)
+        x1_v = x1_v + self.mlp2(self.norms[1](x1_v), one)
+        x1_e = x1_e + self.mlp2(self.norms[1](x1_e), one)
         x_v, x_e = x0 + x1_v, x0 + x1_e
-        x_v = x_v + self.mlp3(_with_pe(self.norms[2](x_v), zero_one[1:]))
-        x_e = x_e + self.mlp3(torch.cat([self.norms[2](x_e), pe_order], dim=-1))
+        x_v = x_v + self.mlp3(self.norms[2](x_v), one)
+        x_e = x_e + self.mlp3(self.norms[2](x_e), pe_orders, s.order_index)
         ones = torch.ones(1, dtype=torch.long, device=x.device)
-        return x_v + self.bias(ones), x_e + self.bias(s.order)
+        return x_v + self.bias(ones), x_e + self.bias.gathered(s.orders, s.order_index)
 
 
 class LinearE2V(nn.Module):
@@ -151,14 +174,13 @@ class LinearE2V(nn.Module):
             self.bias.uniform_(-bound, bound)
 
     def forward(self, x_v: Tensor, x_e: Tensor, s: _Structure) -> Tensor:
-        zero_one = order_encoding(torch.arange(2, device=x_v.device), self.dim)
-        pe_order = order_encoding(s.order, self.dim)
-        x_v = x_v + self.mlp1(_with_pe(self.norms[0](x_v), zero_one[1:]))
-        x_e = x_e + self.mlp1(torch.cat([self.norms[0](x_e), pe_order], dim=-1))
+        zero, one = order_encoding(torch.arange(2, device=x_v.device), self.dim, x_v.dtype).split(1)
+        x_v = x_v + self.mlp1(self.norms[0](x_v), one)
+        x_e = x_e + self.mlp1(self.norms[0](x_e), order_encoding(s.orders, self.dim, x_e.dtype), s.order_index)
         x0 = (x_v.sum(0, keepdim=True) + x_e.sum(0, keepdim=True)) / (s.num_nodes + s.num_edges)
         x1 = (x_v + s.sum_e2v @ x_e) / (1 + s.deg_v)
-        x0 = x0 + self.mlp2(_with_pe(self.norms[1](x0), zero_one[:1]))
-        x1 = x1 + self.mlp2(_with_pe(self.norms[1](x1), zero_one[1:]))
+        x0 = x0 + self.mlp2(self.norms[1](x0), zero)
+        x1 = x1 + self.mlp2(self.norms[1](x1), one)
         x = x0 + x1
         return x + self.mlp3(self.norms[2](x)) + self.bias
 

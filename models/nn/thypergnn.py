@@ -169,7 +169,10 @@ class THyperGNN(HypergraphModel):
         dims = [in_channels] + [hidden_channels] * num_layers
         self.weights = nn.ParameterList(nn.Parameter(torch.empty(factor * a, b)) for a, b in zip(dims, dims[1:]))
         self.biases = nn.ParameterList(nn.Parameter(torch.empty(b)) for b in dims[1:])
-        self.out_weight = nn.Parameter(torch.empty(hidden_channels, out_channels))
+        # stored column-major (a transposed view): the weight gradient of h @ W is then computed as (grad^T h)^T,
+        # a fast GEMM, where the h^T grad of a row-major W (an N-long reduction into a hidden x classes block) is
+        # about 20x slower on CPU (measured on Cora: 2.5 ms against 0.12 ms)
+        self.out_weight = nn.Parameter(torch.empty(out_channels, hidden_channels).t())
         self.out_bias = nn.Parameter(torch.empty(out_channels))
         self.reset_parameters()
 
@@ -184,15 +187,18 @@ class THyperGNN(HypergraphModel):
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         rows = inc.memo(("t-hypergnn", self.m, self.seed), lambda: TensorRows(inc, self.m, self.seed))
-        h = dense(self.features(x))
+        def first_input() -> Tensor | SparseOperator:
+            h0 = dense(self.features(x))
+            return _constant_operand(self._combine(h0, tensor_message(h0, rows, self.m)))
+
+        h = None if not x.requires_grad else dense(self.features(x))
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            if i == 0 and not h.requires_grad:  # constant input of the first layer: computed once
+            if h is None:  # constant input of the first layer: computed once (features densified only then)
                 z = self._cache.get((x, hyperedge_index), ("layer-0 input", self.m, self.seed, inc.num_edges,
-                                                           self.combine),
-                                    lambda: _constant_operand(self._combine(h, tensor_message(h, rows, self.m))))
+                                                           self.combine), first_input)
+                h = F.relu(z @ w + b)
             else:
-                z = self._combine(h, tensor_message(h, rows, self.m))
-            h = F.relu(z @ w + b)
+                h = F.relu(self._combine(h, tensor_message(h, rows, self.m)) @ w + b)
             if i < len(self.weights) - 1:
                 h = drop(h, self.dropout, self.training)
         return h @ self.out_weight + self.out_bias

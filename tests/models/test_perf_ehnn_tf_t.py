@@ -1,0 +1,248 @@
+"""Issue 12, performance of EHNN, TF-HNN and T-HyperGNN: each faster evaluation computes the same function as the
+naive formula (dense incidence H, concatenated hypernetwork inputs, enumerated multisets), outputs and gradients,
+on random small hypergraphs with an isolated node and an order-1 hyperedge (``hnn_toys.random_hypergraph``)."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from hnn_toys import random_hypergraph
+from models.nn import build_model
+from models.nn import tfhnn
+from models.nn._common import SparseOperator
+from models.nn.ehnn import HyperMLP, OrderMLP, order_encoding
+from models.nn.thypergnn import adjacency_coefficient
+
+
+def dense_incidence(edges, num_nodes):
+    h = torch.zeros(num_nodes, len(edges), dtype=torch.float64)
+    for j, e in enumerate(edges):
+        h[e, j] = 1.0
+    return h
+
+
+def sparse_features(n, f, density, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, f, generator=g, dtype=torch.float64) * (torch.rand(n, f, generator=g) < density)
+    return x.to_sparse_csr()
+
+
+def grads(model):
+    return {k: p.grad.clone() for k, p in model.named_parameters()}
+
+
+# ------------------------------------------------------------------------------------------------------ EHNN
+
+@pytest.mark.parametrize("layers", [1, 2, 3])
+def test_ehnn_hypernetwork_split_input_equals_the_concatenation_in_training(layers):
+    """MLP([x || extra[index]]) with the extra columns applied before the gather: the same output, dropout
+    masks included (same seed: drawn on tensors of the same shapes in the same order), and the same gradients."""
+    torch.manual_seed(0)
+    mlp = HyperMLP(10, 3, 4, layers, dropout=0.5).double().train()
+    x, table = torch.randn(11, 5, dtype=torch.float64), torch.randn(3, 5, dtype=torch.float64)
+    index = torch.tensor([2, 0, 0, 1, 2, 2, 1, 0, 0, 2, 1])
+    for extra, rows in ((table, index), (table[1:2], None)):
+        torch.manual_seed(1)
+        fast = mlp(x, extra, rows)
+        fast.square().sum().backward()
+        g_fast = grads(mlp)
+        mlp.zero_grad()
+        torch.manual_seed(1)
+        naive = mlp(torch.cat([x, extra[index] if rows is not None else extra.expand(11, -1)], dim=1))
+        naive.square().sum().backward()
+        torch.testing.assert_close(fast, naive)
+        for k, g in grads(mlp).items():
+            torch.testing.assert_close(g_fast[k], g, msg=k)
+        mlp.zero_grad()
+
+
+def test_ehnn_order_bias_gathered_after_the_linear_maps_keeps_per_row_dropout():
+    """b(|e|) per hyperedge from the distinct orders: equal to the per-row MLP in training (same seed), and two
+    hyperedges of the same order still get independent dropout masks (the reference's per-row hypernetwork)."""
+    torch.manual_seed(0)
+    bias = OrderMLP(4, 6, 8, 2, dropout=0.5).double().train()
+    order = torch.tensor([1, 3, 3, 2, 3, 1, 1, 2])
+    orders, index = torch.unique(order, return_inverse=True)
+    torch.manual_seed(3)
+    fast = bias.gathered(orders, index)
+    torch.manual_seed(3)
+    torch.testing.assert_close(fast, bias(order).double())
+    assert not torch.allclose(fast[1], fast[2])  # same order 3, different masks
+    bias.eval()
+    torch.testing.assert_close(bias.gathered(orders, index)[1], bias.gathered(orders, index)[2])
+
+
+def naive_ehnn(model, x, edges, num_nodes):
+    """EHNN-MLP from its formulas with a dense H and each hypernetwork MLP applied to the concatenation
+    [LN(.) || PE(k)] (written with the model's own linear maps, norms and encodings)."""
+    h = dense_incidence(edges, num_nodes)
+    order, deg = h.sum(0), h.sum(1, keepdim=True)
+
+    def mlp(m, t):
+        for lin in m.lins[:-1]:
+            t = torch.relu(t @ lin.weight.t() + lin.bias)
+        return t @ m.lins[-1].weight.t() + m.lins[-1].bias
+
+    def pe(k, d, rows=None):
+        t = order_encoding(torch.as_tensor(k).reshape(-1), d).double()
+        return t if rows is None else t.expand(rows, -1)
+
+    def hyper(m, norm, t, k):
+        return mlp(m, torch.cat([norm(t), pe(k, t.size(1), t.size(0))], dim=1))
+
+    out = x
+    for conv in model.convs:
+        v2e, e2v = conv.v2e, conv.e2v
+        z = conv.lin(out)
+        z = z + mlp(v2e.mlp1, v2e.norms[0](z))
+        x0, x1v, x1e = z.mean(0, keepdim=True), z, (h.t() @ z) / order[:, None]
+        x0 = x0 + hyper(v2e.mlp2, v2e.norms[1], x0, 0)
+        x1v = x1v + hyper(v2e.mlp2, v2e.norms[1], x1v, 1)
+        x1e = x1e + hyper(v2e.mlp2, v2e.norms[1], x1e, 1)
+        xv, xe = x0 + x1v, x0 + x1e
+        xv = xv + hyper(v2e.mlp3, v2e.norms[2], xv, 1)
+        xe = xe + mlp(v2e.mlp3, torch.cat([v2e.norms[2](xe), pe(order.long(), xe.size(1))], dim=1))
+
+        def b(k):
+            return mlp(v2e.bias.mlp, v2e.bias.input(pe(k, v2e.bias.pe_dim)))
+        xv, xe = torch.relu(xv + b(torch.tensor([1]))), torch.relu(xe + b(order.long()))
+        xv = xv + hyper(e2v.mlp1, e2v.norms[0], xv, 1)
+        xe = xe + mlp(e2v.mlp1, torch.cat([e2v.norms[0](xe), pe(order.long(), xe.size(1))], dim=1))
+        x0 = torch.cat([xv, xe]).mean(0, keepdim=True)
+        x1 = (xv + h @ xe) / (1 + deg)
+        x0 = x0 + hyper(e2v.mlp2, e2v.norms[1], x0, 0)
+        x1 = x1 + hyper(e2v.mlp2, e2v.norms[1], x1, 1)
+        z = x0 + x1
+        out = z + mlp(e2v.mlp3, e2v.norms[2](z)) + e2v.bias
+    return model.decoder(out)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_ehnn_outputs_and_gradients_equal_the_dense_concatenated_formula(seed, num_layers):
+    edges, hei, n = random_hypergraph(seed, num_nodes=10, num_edges=7, max_order=5)
+    torch.manual_seed(seed)
+    model = build_model("EHNN", in_channels=4, hidden_channels=6, out_channels=3, num_layers=num_layers,
+                        pe_dim=8).double().eval()
+    x = torch.randn(n, 4, dtype=torch.float64)
+    out = model(x, hei)
+    out.square().sum().backward()
+    fast = grads(model)
+    model.zero_grad()
+    naive = naive_ehnn(model, x, edges, n)
+    naive.square().sum().backward()
+    torch.testing.assert_close(out, naive)
+    for k, g in grads(model).items():
+        torch.testing.assert_close(fast[k], g, msg=k)
+
+
+# ---------------------------------------------------------------------------------------------------- TF-HNN
+
+def naive_tf_features(x, edges, n, steps, alpha):
+    """TF-HNN eq. 9 with the dense W = D^-1/2 (H De^-1 H^T + I) D^-1/2."""
+    h = dense_incidence(edges, n)
+    de = h.sum(0)
+    a = h @ torch.diag(torch.where(de > 0, 1 / de, 0)) @ h.t() + torch.eye(n, dtype=torch.float64)
+    d = a.sum(1).rsqrt()
+    w = d[:, None] * a * d[None, :]
+    out = sum(alpha * (1 - alpha) ** k * torch.linalg.matrix_power(w, k) @ x for k in range(steps))
+    return out + (1 - alpha) ** steps * torch.linalg.matrix_power(w, steps) @ x
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("steps,mlp_layers", [(2, 3), (1, 1), (3, 2)])
+def test_tfhnn_lazy_propagation_equals_the_dense_formula(seed, steps, mlp_layers, monkeypatch):
+    """Sparse features with the first Linear map applied before the propagation (forced here: the toy is too
+    small for the cost rule): the same outputs and weight gradients as MLP(Z) with Z from the dense formula."""
+    edges, hei, n = random_hypergraph(seed)
+    x = sparse_features(n, 7, 0.3, seed)
+    torch.manual_seed(seed)
+    model = build_model("TF-HNN", in_channels=7, hidden_channels=5, out_channels=3, num_layers=steps,
+                        alpha=0.3, mlp_num_layers=mlp_layers, dropout=0.0).double().train()
+    monkeypatch.setattr(tfhnn, "SPARSE_COST", 0)
+    assert tfhnn.propagate_lazily(model.incidence(x, hei, None), model.features(x), steps)
+    out = model(x, hei)
+    out.square().sum().backward()
+    fast = grads(model)
+    model.zero_grad()
+    naive = model.decoder(naive_tf_features(x.to_dense(), edges, n, steps, 0.3))
+    naive.square().sum().backward()
+    torch.testing.assert_close(out, naive)
+    for k, g in grads(model).items():
+        torch.testing.assert_close(fast[k], g, msg=k)
+    assert not any(isinstance(entry[-1], torch.Tensor) for entry in model._cache._entries)  # no dense Z kept
+
+
+def test_tfhnn_chooses_the_lazy_form_only_for_sparse_features_where_it_is_cheaper():
+    edges, hei, n = random_hypergraph(0, num_nodes=300, num_edges=200, max_order=4)
+    model = build_model("TF-HNN", in_channels=500, hidden_channels=8, out_channels=2)
+    inc = model.incidence(torch.zeros(n, 500), hei, None)
+    sparse = model.features(sparse_features(n, 500, 0.01, 0).float())
+    assert tfhnn.propagate_lazily(inc, sparse, 2)  # 20 (1.5e3 + 2 (nnz W + N)) < 1.5e5
+    assert not tfhnn.propagate_lazily(inc, model.features(sparse_features(n, 5, 0.01, 0).float()), 2)  # F small
+    assert not tfhnn.propagate_lazily(inc, torch.randn(n, 500), 2)  # dense features: Z cached
+
+
+# ------------------------------------------------------------------------------------------------ T-HyperGNN
+
+def enumerated_messages(x, edges, m):
+    """Per node, the sum over its hyperedges e (|e| <= M) of a(|e|)/d_v times, over the size-M multisets of e
+    that contain every member, with one v removed, the number of distinct orderings times the product."""
+    out = []
+    for v in range(x.size(0)):
+        mine = [e for e in edges if v in e]
+        if not mine:
+            out.append(x[v])
+            continue
+        total = torch.zeros_like(x[v])
+        for e in mine:
+            for comb in itertools.combinations_with_replacement(e, m):
+                if set(comb) == set(e):
+                    rest = list(comb)
+                    rest.remove(v)
+                    total = total + (adjacency_coefficient(len(e), m) / len(mine)
+                                     * len(set(itertools.permutations(rest))) * x[rest].prod(0))
+        out.append(total)
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("m,layers", [(4, 1), (3, 2), (1, 1)])
+def test_thypergnn_training_step_equals_enumerated_multisets(seed, m, layers):
+    """The cached first-layer input (a sparse operator for sparse features, dense otherwise) and the
+    column-major output weight: outputs and every gradient equal the enumeration's."""
+    edges, hei, n = random_hypergraph(seed, max_order=m)
+    torch.manual_seed(seed)
+    model = build_model("T-HyperGNN", in_channels=40, hidden_channels=5, out_channels=2, num_layers=layers,
+                        max_cardinality=m).double()
+    sparse = sparse_features(n, 40, 0.04, seed)
+    # (M = 1: every message is the constant a(1)/d_v, so even sparse features give a dense input)
+    kinds = ((sparse, SparseOperator if m > 1 else torch.Tensor),
+             (torch.randn(n, 40, dtype=torch.float64), torch.Tensor))
+    for x, kind in kinds:
+        model.zero_grad()
+        out = model(x, hei)
+        out.square().sum().backward()
+        assert isinstance(model._cache._entries[0][-1], kind)  # the layer-0 input, cached last
+        fast = grads(model)
+        model.zero_grad()
+        h = x.to_dense() if x.layout != torch.strided else x
+        for w, b in zip(model.weights, model.biases):
+            h = torch.relu(torch.cat([h, enumerated_messages(h, edges, m)], 1) @ w + b)
+        naive = h @ model.out_weight + model.out_bias
+        naive.square().sum().backward()
+        torch.testing.assert_close(out, naive)
+        for k, g in grads(model).items():
+            torch.testing.assert_close(fast[k], g, msg=k)
+
+
+def test_thypergnn_output_weight_stays_column_major_through_state_dict_and_reset():
+    model = build_model("T-HyperGNN", in_channels=3, hidden_channels=5, out_channels=2)
+    other = build_model("T-HyperGNN", in_channels=3, hidden_channels=5, out_channels=2)
+    other.load_state_dict(model.state_dict())
+    assert torch.equal(other.out_weight, model.out_weight)
+    assert other.out_weight.shape == (5, 2) and other.out_weight.stride() == (1, 5)
+    other.reset_parameters()
+    assert other.out_weight.stride() == (1, 5) and not torch.equal(other.out_weight, model.out_weight)

@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch_geometric.utils import scatter, softmax
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _inv, check_bool, check_choice,
-                      check_common, check_int, check_probability, dense, dropout as drop)
+                      check_common, check_int, check_probability, dropout as drop)
 from .registry import register_model
 
 STARS = ("undirected", "directed")
@@ -29,11 +29,15 @@ def _rownorm_plus_eye(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOp
                      torch.cat([val * _inv(deg)[row], torch.ones(n, dtype=val.dtype, device=val.device)]), n)
 
 
-def _laplacian(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
-    r"""The unnormalised :math:`\mathbf{D} - \mathbf{A}` with :math:`\mathbf{D} = \mathrm{diag}(\mathbf{A}\mathbf{1})`."""
+def _laplacian_entries(row: Tensor, col: Tensor, val: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
     deg = torch.zeros(n, dtype=val.dtype, device=val.device).index_add_(0, row, val)
     ids = torch.arange(n, device=row.device)
-    return _operator(torch.cat([row, ids]), torch.cat([col, ids]), torch.cat([-val, deg]), n)
+    return torch.cat([row, ids]), torch.cat([col, ids]), torch.cat([-val, deg])
+
+
+def _laplacian(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+    r"""The unnormalised :math:`\mathbf{D} - \mathbf{A}` with :math:`\mathbf{D} = \mathrm{diag}(\mathbf{A}\mathbf{1})`."""
+    return _operator(*_laplacian_entries(row, col, val, n), n)
 
 
 class _Structure:
@@ -54,6 +58,12 @@ class _Structure:
             sr, sc = torch.cat([sr, sc]), torch.cat([sc, sr])
         sval = torch.ones(sr.numel(), dtype=dt, device=v.device)
         self.a_sg, self.l_sg = _rownorm_plus_eye(sr, sc, sval, n + m), _laplacian(sr, sc, sval, n + m)
+        # the node rows of L_sg (only those of its smoothed star view are used) and their row sums (0 up to
+        # rounding): L[:n] (Z W^T + 1 b^T) = (L[:n] Z) W^T + (L[:n] 1) b^T, the linear map on n rows, not n + m
+        lr, lc, lv = _laplacian_entries(sr, sc, sval, n + m)
+        keep = lr < n
+        self.l_sg_nodes = SparseOperator(lr[keep], lc[keep], lv[keep], (n, n + m))
+        self.l_sg_nodes_sum = self.l_sg_nodes @ torch.ones(n + m, 1, dtype=dt, device=v.device)
         # HGNN: A_beta = H D_e^-1 H^T + I, L_hgnn = D^-1/2 A_beta D^-1/2, L_sym = I - L_hgnn, L_rw = I - D^-1 A_beta
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
@@ -238,8 +248,9 @@ class DPHGNN(HypergraphModel):
     does, so hyperedge tokens never see their members and :math:`\mathbf{Z}_s^{\mathcal{E}}` is one constant
     vector. ``dropout`` drops the spectral features, the DFF attention scores and the DFF outputs;
     ``dropout_mode="dhgbench"`` uses the reference's hard-coded 0.3 and 0.5 whatever ``dropout`` is. The
-    HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). Structure-only operators and the
-    spectral products of the input are computed once.
+    HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). Structure-only operators are
+    computed once; the spectral features multiply the input by the weight before the Laplacians
+    (:meth:`_spectral`), and the star view is smoothed on its node rows only (the same products, reordered).
 
     For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
 
@@ -324,6 +335,17 @@ class DPHGNN(HypergraphModel):
         """(spectral features, DFF)."""
         return (0.3, 0.5) if self.dropout_mode == "dhgbench" else (self.dropout, self.dropout)
 
+    def _spectral(self, s: _Structure, xin: Tensor | SparseOperator) -> Tensor:
+        r""":math:`[\mathbf{L}_{hgnn}\mathbf{X} \Vert \tfrac12(\mathbf{L}_{sym} + \mathbf{L}_{rw})\mathbf{X}]
+        \mathbf{W}^\top + \mathbf{b}` as :math:`\mathbf{L}_{hgnn}(\mathbf{X}\mathbf{W}_1^\top) +
+        \tfrac12(\mathbf{L}_{sym} + \mathbf{L}_{rw})(\mathbf{X}\mathbf{W}_2^\top) + \mathbf{b}` with
+        :math:`\mathbf{W} = [\mathbf{W}_1 \Vert \mathbf{W}_2]`: the products of the (sparse) input come first,
+        so no dense :math:`N \times 2F` matrix is formed."""
+        w1, w2 = self.spectral.weight.chunk(2, dim=1)
+        xw = xin @ torch.cat([w1, w2]).t()
+        xw1, xw2 = xw.chunk(2, dim=1)
+        return s.l_hgnn @ xw1 + 0.5 * (s.l_sym @ xw2 + s.l_rw @ xw2) + self.spectral.bias
+
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         s = inc.memo(("dphgnn", self.star), lambda: _Structure(inc, self.star))
@@ -331,17 +353,15 @@ class DPHGNN(HypergraphModel):
         key = (self.mediators, self.seed, inc.num_edges)
         a_hyp, l_hyp = self._cache.get((x, hyperedge_index), ("hypergcn",) + key,
                                        lambda: hypergcn_graph(inc, xin, self.mediators, self.seed))
-        spec_in = self._cache.get((x, hyperedge_index), ("spectral", inc.num_edges), lambda: torch.cat(
-            [s.l_hgnn @ dense(xin), 0.5 * (s.l_sym @ dense(xin) + s.l_rw @ dense(xin))], dim=1))
         n = inc.num_nodes
         z_c, z_h = self.gcn_clique(xin, s.a_cg), self.gcn_hypergcn(xin, a_hyp)
         z_s = self.gcn_star(xin, s.a_sg, pad=inc.num_edges)
         spatial = self.taa_spatial(z_h, z_c, z_s[:n])
-        sm_h, sm_c, sm_s = (lap @ lin(z) for lin, lap, z in zip(self.smooth, (l_hyp, s.l_cg, s.l_sg),
-                                                                  (z_h, z_c, z_s)))
-        spectral_taa = self.taa_spectral(sm_h, sm_c, sm_s[:n])
+        sm_h, sm_c = (lap @ lin(z) for lin, lap, z in zip(self.smooth, (l_hyp, s.l_cg), (z_h, z_c)))
+        sm_s = F.linear(s.l_sg_nodes @ z_s, self.smooth[2].weight) + s.l_sg_nodes_sum * self.smooth[2].bias
+        spectral_taa = self.taa_spectral(sm_h, sm_c, sm_s)
         p_spec, p_dff = self._dropouts()
-        spec = drop(F.relu(self.spectral(spec_in)), p_spec, self.training)
+        spec = drop(F.relu(self._spectral(s, xin)), p_spec, self.training)
         h = self.fc(torch.cat([spatial, spectral_taa, spec], dim=1))
         for conv in self.dff:
             h = conv(h, z_s[n:], inc, p_dff)

@@ -154,3 +154,113 @@ def test_hypernd_forward_and_training_gradient_equal_the_mlp_on_the_limit(seed):
     F.cross_entropy(expected[train], torch.arange(n)[train] % 3).backward()
     for a, p in zip(grads, model.parameters()):
         torch.testing.assert_close(a, p.grad)
+
+# ------------------------------------------------------------------------------------------------ DPHGNN
+
+
+def dense_attention(taa, query, key, value):
+    """``nn.MultiheadAttention``'s math with the full N x N softmax, per head."""
+    n, dim, heads = query.size(0), taa.out_proj.in_features, taa.heads
+    ws, bs = taa.in_proj_weight.chunk(3), taa.in_proj_bias.chunk(3)
+    q, k, v = (F.linear(lin(t), w, b).view(n, heads, -1).transpose(0, 1)
+               for lin, t, w, b in zip((taa.q, taa.k, taa.v), (query, key, value), ws, bs))
+    att = torch.softmax(q @ k.transpose(1, 2) / (dim // heads) ** 0.5, dim=-1)
+    return taa.out_proj((att @ v).transpose(0, 1).reshape(n, dim))
+
+
+def naive_dphgnn(model, x, hei, n, m):
+    """DPHGNN's forward as DHG-Bench writes it, on dense operators: the spectral input [L_hgnn X || (L_sym X +
+    L_rw X)/2] formed first, each view smoothed on all its rows, dense attention."""
+    from models.nn.dphgnn import _Structure, hypergcn_graph
+    inc = Incidence(hei, n, m, x.dtype)
+    s = _Structure(inc, model.star)
+    a_hyp, l_hyp = (op.to_dense() for op in hypergcn_graph(inc, x, model.mediators, model.seed))
+
+    def gcn(net, a, pad=0):
+        h = x
+        for j, (w, b) in enumerate(zip(net.weights, net.biases)):
+            hw = h @ w
+            if j == 0 and pad:
+                hw = torch.cat([hw, hw.new_zeros(pad, hw.size(1))])
+            h = a @ hw + b
+            if j < len(net.weights) - 1:
+                h = torch.relu(h)
+        return h
+    z_c, z_h = gcn(model.gcn_clique, s.a_cg.to_dense()), gcn(model.gcn_hypergcn, a_hyp)
+    z_s = gcn(model.gcn_star, s.a_sg.to_dense(), pad=m)
+    spatial = dense_attention(model.taa_spatial, z_h, z_c, z_s[:n])
+    sm = [lap @ lin(z) for lin, lap, z in zip(model.smooth, (l_hyp, s.l_cg.to_dense(), s.l_sg.to_dense()),
+                                              (z_h, z_c, z_s))]
+    spectral_taa = dense_attention(model.taa_spectral, sm[0], sm[1], sm[2][:n])
+    spec_in = torch.cat([s.l_hgnn.to_dense() @ x, 0.5 * (s.l_sym.to_dense() @ x + s.l_rw.to_dense() @ x)], dim=1)
+    h = model.fc(torch.cat([spatial, spectral_taa, torch.relu(model.spectral(spec_in))], dim=1))
+    for conv in model.dff:
+        h = conv(h, z_s[n:], inc, 0.0)
+    return s.hgconv.to_dense() @ model.out(h)
+
+
+@pytest.mark.parametrize("seed,star,heads", [(0, "undirected", 1), (1, "directed", 2), (2, "undirected", 2)])
+def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, heads):
+    _, hei, n = random_hypergraph(seed, num_nodes=11, num_edges=7, max_order=5)
+    m = int(hei[1].max()) + 1
+    x = sparse_features(n, 6, seed)
+    torch.manual_seed(seed)
+    model = build_model("DPHGNN", in_channels=6, hidden_channels=5, out_channels=3, num_layers=2, dropout=0.0,
+                        expansion_dim=8, expansion_hidden=7, attention_dim=4, heads=heads, spectral_dim=5, fc_dim=6,
+                        expansion_dropout=0.0, star=star).double().train()
+    expected = naive_dphgnn(model, x, hei, n, m)
+    (g_expected,) = [torch.autograd.grad(expected.square().sum(), list(model.parameters()))]
+    for inp in (x, x.to_sparse_csr()):
+        out = model(inp, hei, m)
+        torch.testing.assert_close(out, expected)
+        for a, b in zip(torch.autograd.grad(out.square().sum(), list(model.parameters())), g_expected):
+            torch.testing.assert_close(a, b)
+
+
+def test_dphgnn_star_node_rows_and_their_row_sums():
+    from models.nn.dphgnn import _Structure
+    _, hei, n = random_hypergraph(5, num_nodes=10, num_edges=6)
+    m = int(hei[1].max()) + 1
+    for star in ("undirected", "directed"):
+        s = _Structure(Incidence(hei, n, m, torch.float64), star)
+        lap = s.l_sg.to_dense()
+        torch.testing.assert_close(s.l_sg_nodes.to_dense(), lap[:n])
+        torch.testing.assert_close(s.l_sg_nodes_sum, lap[:n].sum(1, keepdim=True))
+
+
+@pytest.mark.parametrize("row_normalize", [True, False])
+def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(row_normalize):
+    """Dense real-valued features: every hyperedge indicator is all ones (or all zeros for an empty hyperedge),
+    so Y = u 1^T / F is kept as a vector; the outputs and gradients equal the dense-H computation."""
+    from models.nn.hjrl import _FullRows
+    _, hei, n = random_hypergraph(2, num_nodes=10, num_edges=6)
+    m = int(hei[1].max()) + 2  # one hyperedge without members
+    x = torch.randn(n, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).abs() + 0.1
+    torch.manual_seed(0)
+    model = build_model("HJRL", in_channels=5, hidden_channels=6, out_channels=3, dropout=0.0,
+                        row_normalize=row_normalize).double()
+    inc = model.incidence(x, hei, m)
+    xs, ys = model._inputs(inc, x)
+    assert isinstance(ys, _FullRows)
+    xd, yd = naive_hjrl_inputs(x, hei, n, m)
+    if not row_normalize:
+        xd, yd = x, (yd != 0).double()
+    torch.testing.assert_close(ys.to_dense(), yd)
+    w = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    torch.testing.assert_close(ys @ w, yd @ w)
+    torch.testing.assert_close(torch.autograd.grad((ys @ w).square().sum(), w)[0],
+                               torch.autograd.grad((yd @ w).square().sum(), w)[0])
+    x_mixed = x.clone()
+    x_mixed[hei[0][hei[1] == 2], 1] = 0.0  # a hyperedge without feature 1: the dense indicator path
+    assert not isinstance(model._inputs(model.incidence(x_mixed, hei, m), x_mixed)[1], _FullRows)
+    model.train()
+    out = model(x, hei, m)
+    h_ref, y_ref = xd, yd  # the same layers on the dense inputs
+    for i, (lin, b) in enumerate(zip(model.lins, model.biases)):
+        ops = model.incidence(x, hei, m).memo("hjrl", None)
+        hw, yw = lin(h_ref), lin(y_ref)
+        terms = [ops.vv @ hw, ops.ve @ yw, ops.ev @ hw, ops.ee @ yw]
+        act = F.relu if i < len(model.lins) - 1 else (lambda t: F.leaky_relu(t, 0.01))
+        terms = [act(t + b) for t in terms]
+        h_ref, y_ref = terms[0] + terms[1], terms[2] + terms[3]
+    torch.testing.assert_close(out, h_ref)

@@ -264,3 +264,17 @@ def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(ro
         terms = [act(t + b) for t in terms]
         h_ref, y_ref = terms[0] + terms[1], terms[2] + terms[3]
     torch.testing.assert_close(out, h_ref)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_hypernd_propagate_by_column_blocks_equals_the_two_maps(p, monkeypatch):
+    import models.nn.hypernd as hnd
+    _, hei, n = random_hypergraph(6, num_nodes=10, num_edges=7)
+    m = int(hei[1].max()) + 1
+    maps = hnd.HyperNDDiffusion(Incidence(hei, n, m, torch.float64), p, "sum")
+    z = torch.rand(n, 7, dtype=torch.float64)
+    y = maps.v2e(z)
+    monkeypatch.setattr(hnd, "_CHUNK_ELEMENTS", 2 * n)  # blocks of 2 columns, the last one of 1
+    t, square = maps.propagate(z)
+    torch.testing.assert_close(t, maps.e2v(y))
+    torch.testing.assert_close(square, y.square().sum())

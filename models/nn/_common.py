@@ -457,46 +457,62 @@ def _stack(per_head: list[Tensor]) -> Tensor:
 
 
 class _WeightedAggregate(torch.autograd.Function):
-    """``out[:, k] = A_k @ x[:, k]`` with ``A_k`` the pattern carrying the weights of head ``k``."""
+    """``out[:, k] = A_k @ (B @ x[:, k])`` with ``A_k`` the pattern carrying the weights of head ``k`` and ``B`` an
+    optional constant :class:`SparseOperator` (identity if ``None``), head by head; ``B @ x`` is recomputed in the
+    backward instead of kept."""
 
     @staticmethod
-    def forward(ctx: Any, weight: Tensor, x: Tensor, pattern: _Pattern) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Any, weight: Tensor, x: Tensor, pattern: _Pattern,  # type: ignore[override]
+                through: SparseOperator | None) -> Tensor:
         values = weight.new_zeros(pattern.num_entries, weight.size(1)).index_add_(0, pattern.inv, weight)
         values = values.t().contiguous()  # [heads, entries]
         ctx.save_for_backward(values, x)
-        ctx.pattern = pattern
-        return _stack([pattern.matrix(values[k]) @ x[:, k].contiguous() for k in range(x.size(1))])
+        ctx.pattern, ctx.through = pattern, through
+        return _stack([pattern.matrix(values[k]) @ _source(x, k, through) for k in range(x.size(1))])
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:  # type: ignore[override]
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None, None]:  # type: ignore[override]
         values, x = ctx.saved_tensors
-        pattern, heads = ctx.pattern, range(x.size(1))
-        grad_w = grad_x = None
-        if ctx.needs_input_grad[1]:
-            grad_x = _stack([pattern.transposed(values[k]) @ grad[:, k].contiguous() for k in heads])
-        if ctx.needs_input_grad[0]:
-            ones = pattern.ones.to(x.dtype)
-            per_entry = _stack([torch.sparse.sampled_addmm(ones, grad[:, k].contiguous(), x[:, k].t(),
-                                                           beta=0.0).values() for k in heads])
-            grad_w = per_entry[pattern.inv]
-        return grad_w, grad_x, None
+        pattern, through = ctx.pattern, ctx.through
+        grad_w, grad_x, per_entry = None, [], []
+        for k in range(x.size(1)):
+            g = grad[:, k].contiguous()
+            if ctx.needs_input_grad[1]:
+                gk = pattern.transposed(values[k]) @ g
+                grad_x.append(gk if through is None else through.transposed @ gk)
+            if ctx.needs_input_grad[0]:
+                per_entry.append(torch.sparse.sampled_addmm(pattern.ones.to(x.dtype), g, _source(x, k, through).t(),
+                                                            beta=0.0).values())
+        if per_entry:
+            grad_w = _stack(per_entry)[pattern.inv]
+        return grad_w, _stack(grad_x) if grad_x else None, None, None
 
 
-def weighted_aggregation(inc: Incidence, to: str, weight: Tensor, x: Tensor) -> Tensor:
-    r"""``out[t] = sum of weight[p] * x[src_p] over the incidences p with dst_p = t`` (``to`` as in
-    :func:`aggregation`): ``scatter(x[src] * weight, dst, reduce="sum")`` without the ``nnz x C`` message tensor.
+def _source(x: Tensor, k: int, through: SparseOperator | None) -> Tensor:
+    xk = x[:, k].contiguous()
+    return xk if through is None else through.matrix @ xk
+
+
+def weighted_aggregation(inc: Incidence, to: str, weight: Tensor, x: Tensor,
+                         through: SparseOperator | None = None) -> Tensor:
+    r"""``out[t] = sum of weight[p] * z[src_p] over the incidences p with dst_p = t`` (``to`` as in
+    :func:`aggregation`) with ``z = x``, or ``z = through @ x`` for a constant operator ``through`` (e.g. the
+    pooling into hyperedges before an attention over them): ``scatter(z[src] * weight, dst, reduce="sum")``
+    without the ``nnz x C`` message tensor, and with ``through``, without keeping ``z`` either.
 
     ``weight`` is ``[nnz]`` with ``x [S, C]``, or ``[nnz, H]`` (one weight per head) with ``x [S, H, C]``. The
-    products are CSR products forward and backward (the pattern is cached per structure); the weights' gradient,
-    :math:`\partial L / \partial w_p = \mathbf{g}_{dst_p}^\top \mathbf{x}_{src_p}`, is one
-    ``torch.sparse.sampled_addmm``. Memory beyond the inputs and the output: :math:`O(\mathrm{nnz} \cdot H)`.
+    products are CSR products forward and backward (the pattern is cached per structure), head by head; the
+    weights' gradient, :math:`\partial L / \partial w_p = \mathbf{g}_{dst_p}^\top \mathbf{z}_{src_p}`, is one
+    ``torch.sparse.sampled_addmm`` per head. Memory beyond the inputs and the output: :math:`O(\mathrm{nnz}
+    \cdot H)` and one head's ``z``.
     """
     def build() -> _Pattern:
         dst, src, n_dst, n_src, _ = _direction(inc, to)
         return _Pattern(dst, src, (n_dst, n_src))
     pattern = inc.memo(("pattern", to), build)
     flat = weight.dim() == 1
-    out = _WeightedAggregate.apply(weight.unsqueeze(-1) if flat else weight, x.unsqueeze(1) if flat else x, pattern)
+    out = _WeightedAggregate.apply(weight.unsqueeze(-1) if flat else weight, x.unsqueeze(1) if flat else x, pattern,
+                                   through)
     return out.squeeze(1) if flat else out
 
 

@@ -105,12 +105,15 @@ class UniGATConv(nn.Module):
         glorot_(self.att_e)
 
     def forward(self, x: Tensor | SparseOperator, inc: Incidence, first_aggregate: str) -> Tensor:
-        # pooling by cached CSR products, no nnz x heads x C message tensor (same function up to float rounding)
+        # The same function as pooling h_e = pool(W x_u) and attending over the h_e, up to float rounding, without
+        # a |E| x heads x C tensor (nor nnz x heads x C messages): a^T h_e = pool(a^T W x_u) is pooled from the
+        # nodes' scores, and h_e is formed head by head inside the attention (recomputed in its backward).
         n = inc.num_nodes
-        he = (aggregation(inc, "edge", first_aggregate) @ self.lin(x)).view(-1, self.heads, self.out_channels)
-        score = F.leaky_relu((he * self.att_e).sum(-1), self.negative_slope)[inc.edge]
+        pool = aggregation(inc, "edge", first_aggregate)
+        h = self.lin(x).view(n, self.heads, self.out_channels)
+        score = F.leaky_relu(pool @ (h * self.att_e).sum(-1), self.negative_slope)[inc.edge]
         alpha = drop(softmax(score, inc.node, num_nodes=n), self.attention_dropout, self.training)
-        return weighted_aggregation(inc, "node", alpha, he).reshape(n, -1)
+        return weighted_aggregation(inc, "node", alpha, h, through=pool).reshape(n, -1)
 
 
 class _UniGNN(HypergraphModel):

@@ -193,6 +193,22 @@ def test_weighted_aggregation_matches_loop_and_gradcheck(to, heads):
     assert torch.autograd.gradcheck(lambda w, x: weighted_aggregation(inc, to, w, x), (w, x))
 
 
+@pytest.mark.parametrize("heads", [None, 2])
+def test_weighted_aggregation_through_an_operator(heads):
+    """``through=B`` attends over ``z = B @ x`` (UniGAT: the hyperedges pooled from the nodes) without keeping z."""
+    inc, index = _incidence(4)
+    pool = aggregation(inc, "edge", "mean")
+    head = () if heads is None else (heads,)
+    w = torch.rand(inc.nnz, *head, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(inc.num_nodes, *head, 3, dtype=torch.float64, requires_grad=True)
+    z = (pool.to_dense() @ x.detach().reshape(inc.num_nodes, -1)).view(inc.num_edges, *head, 3)
+    expected = torch.zeros(inc.num_nodes, *head, 3, dtype=torch.float64)
+    for p in range(inc.nnz):
+        expected[index[0, p]] += w[p].detach().unsqueeze(-1) * z[index[1, p]]
+    torch.testing.assert_close(weighted_aggregation(inc, "node", w, x, through=pool), expected)
+    assert torch.autograd.gradcheck(lambda w, x: weighted_aggregation(inc, "node", w, x, through=pool), (w, x))
+
+
 @pytest.mark.parametrize("to", ["edge", "node"])
 @pytest.mark.parametrize("reduce", ["sum", "mean"])
 def test_aggregation_matches_loop(to, reduce):

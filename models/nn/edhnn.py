@@ -89,9 +89,15 @@ class EquivSetConv(nn.Module):
         layer_norm = isinstance(norm, nn.LayerNorm)
         weight = lin.weight * norm.weight if layer_norm else lin.weight
         bias = lin.bias + lin.weight @ norm.bias if layer_norm else lin.bias
-        a = x @ weight[:, :channels].t()
-        w2 = weight[:, channels:]
-        b = m @ w2.t() if inc.num_edges <= inc.num_nodes else aggregation(inc, "edge", self.aggregate) @ (phi @ w2.t())
+        w1, w2 = weight[:, :channels], weight[:, channels:]
+        if inc.num_edges <= inc.num_nodes:
+            a, b = x @ w1.t(), m @ w2.t()
+        else:  # b = pool(phi(x)) W2^T = pool(phi(x) W2^T): the product on the fewer rows
+            if phi is x:  # identity phi: one product for both halves
+                a, b = (x @ torch.cat([w1, w2]).t()).split(w1.size(0), dim=1)
+            else:
+                a, b = x @ w1.t(), phi @ w2.t()
+            b = aggregation(inc, "edge", self.aggregate) @ b
         v, e, n = inc.node, inc.edge, inc.num_nodes
         pool = _inv(inc.deg_v)[v] if self.aggregate == "mean" else torch.ones_like(inc.deg_v)[v]
         if layer_norm:

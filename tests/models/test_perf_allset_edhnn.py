@@ -100,8 +100,8 @@ def _run(model, x, index, m, seed):
     return out.detach(), {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
 
 
-def assert_same_function(name, monkeypatch, layout="csr", seed=0, modes=("eval", "train"), **kwargs):
-    index, n, m = hypergraph(seed)
+def assert_same_function(name, monkeypatch, layout="csr", seed=0, modes=("eval", "train"), size=(11, 8), **kwargs):
+    index, n, m = hypergraph(seed, *size)
     torch.manual_seed(seed)
     model = build_model(name, in_channels=7, hidden_channels=6, out_channels=3, **kwargs).double()
     x = torch.rand(n, 7, dtype=torch.float64) * (torch.rand(n, 7) < 0.4)  # sparse-looking, one-hot-ish rows
@@ -150,8 +150,9 @@ def test_allsettransformer_same_function(kwargs, layout, monkeypatch):
     {"mlp2_layers": 3, "aggregate": "sum", "dropout_order": "dhgbench"},
     {"normalization": "bn"},
 ])
-def test_edhnn_same_function(kwargs, monkeypatch):
-    assert_same_function("ED-HNN", monkeypatch, **kwargs)
+@pytest.mark.parametrize("size", [(11, 8), (7, 12)])  # fewer hyperedges than nodes, and more
+def test_edhnn_same_function(kwargs, size, monkeypatch):
+    assert_same_function("ED-HNN", monkeypatch, size=size, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [{"mlp2_layers": 2}, {"mlp2_layers": 3, "aggregate": "sum"},

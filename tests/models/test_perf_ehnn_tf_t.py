@@ -246,3 +246,17 @@ def test_thypergnn_output_weight_stays_column_major_through_state_dict_and_reset
     assert other.out_weight.shape == (5, 2) and other.out_weight.stride() == (1, 5)
     other.reset_parameters()
     assert other.out_weight.stride() == (1, 5) and not torch.equal(other.out_weight, model.out_weight)
+
+
+def test_thypergnn_bag_operator_products_and_gradient_equal_the_dense_matrix():
+    """embedding_bag products over a sparse matrix with empty rows and columns: A @ W and A^T G exactly."""
+    from models.nn.thypergnn import BagOperator
+    a = torch.zeros(6, 5, dtype=torch.float64)
+    a[0, 1], a[0, 4], a[2, 1], a[3, 0], a[5, 4], a[5, 2] = 1.5, -2.0, 0.5, 3.0, 1.0, -1.0  # rows 1, 4 empty
+    row, col = a.nonzero(as_tuple=True)
+    op = BagOperator(row, col, a[row, col], (6, 5))
+    w = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    torch.testing.assert_close(op @ w, a @ w)
+    assert torch.autograd.gradcheck(lambda t: op @ t, (w,))
+    with torch.no_grad():
+        torch.testing.assert_close(op @ w, a @ w)

@@ -3,19 +3,20 @@ encodings and a node-hyperedge link regulariser."""
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dropout as drop)
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, _keep_mask, check_bool,
+                      check_choice, check_common, check_float, check_int, dropout as drop)
 from .registry import register_model
 
 POSITIONAL_ENCODINGS = ("trained", "random", "none")
 HYPEREDGE_FEATURES = ("mean", "zero")
-_CHECKPOINT_ELEMENTS = 1 << 24  # Gumbel samples and link chunks above this many floats are recomputed in backward
+_CHECKPOINT_ELEMENTS = 1 << 22  # token chunks of attention and link terms hold at most this many floats
 
 
 def orthogonal_features(num_features: int, dim: int, generator: torch.Generator | None = None) -> Tensor:
@@ -44,34 +45,127 @@ def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float 
     return (torch.exp(dash - diag - stab) + eps) / math.sqrt(projection.size(0))
 
 
+def _token_chunks(total: int, per_token: int) -> list[slice]:
+    """Slices of at most ``_CHECKPOINT_ELEMENTS // per_token`` tokens (at least one) covering ``range(total)``."""
+    step = max(1, _CHECKPOINT_ELEMENTS // max(per_token, 1))
+    return [slice(i, min(i + step, total)) for i in range(0, total, step)] or [slice(0, 0)]
+
+
+def _outer(a: Tensor, b: Tensor) -> Tensor:
+    """``[H, C, K]`` x ``[H, C, m]`` -> ``[H, C, K m]``: entry ``(k, i)`` is ``a[..., k] * b[..., i]``."""
+    return (a.unsqueeze(-1) * b.unsqueeze(-2)).flatten(2)
+
+
+class _KeyValue(torch.autograd.Function):
+    r""":math:`\mathbf{U}_{hk} = \sum_j w_{hjk}\,\phi(\mathbf{k}_{hj})\mathbf{v}_{hj}^\top` (``[H, K, m, D]``) from
+    ``kf`` ``[H, T, m]``, ``w`` ``[H, T, K]``, ``v`` ``[H, T, D]``: one batched product over tokens, in token
+    chunks whose ``[H, C, K m]`` weighted features are rebuilt in the backward pass instead of kept."""
+
+    @staticmethod
+    def forward(ctx: Any, kf: Tensor, w: Tensor, v: Tensor) -> Tensor:  # type: ignore[override]
+        heads, t, m = kf.shape
+        k = w.size(-1)
+        out = kf.new_zeros(heads, k * m, v.size(-1))
+        for s in _token_chunks(t, heads * k * m):
+            out.baddbmm_(_outer(w[:, s], kf[:, s]).transpose(1, 2), v[:, s])
+        ctx.save_for_backward(kf, w, v)
+        return out.view(heads, k, m, -1)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        kf, w, v = ctx.saved_tensors
+        heads, t, m = kf.shape
+        k = w.size(-1)
+        grad = grad.reshape(heads, k * m, -1)
+        dkf = torch.empty_like(kf) if ctx.needs_input_grad[0] else None
+        dw = torch.empty_like(w) if ctx.needs_input_grad[1] else None
+        dv = torch.empty_like(v) if ctx.needs_input_grad[2] else None
+        for s in _token_chunks(t, heads * k * m):
+            if dkf is not None or dw is not None:
+                dkw = torch.bmm(v[:, s], grad.transpose(1, 2)).view(heads, -1, k, m)
+                if dkf is not None:
+                    dkf[:, s] = (dkw * w[:, s].unsqueeze(-1)).sum(2)
+                if dw is not None:
+                    dw[:, s] = (dkw * kf[:, s].unsqueeze(2)).sum(-1)
+            if dv is not None:
+                dv[:, s] = torch.bmm(_outer(w[:, s], kf[:, s]), grad)
+        return dkf, dw, dv
+
+
+class _QueryMix(torch.autograd.Function):
+    r""":math:`\mathbf{z}_{ht} = \sum_k c_{htk}\,\phi(\mathbf{q}_{ht})^\top\mathbf{U}_{hk}` (``[H, T, D]``) from
+    ``qf`` ``[H, T, m]``, ``c`` ``[H, T, K]``, ``u`` ``[H, K, m, D]``: one batched product, in token chunks as
+    :class:`_KeyValue`."""
+
+    @staticmethod
+    def forward(ctx: Any, qf: Tensor, c: Tensor, u: Tensor) -> Tensor:  # type: ignore[override]
+        heads, t, m = qf.shape
+        k = c.size(-1)
+        flat = u.reshape(heads, k * m, -1)
+        out = qf.new_empty(heads, t, flat.size(-1))
+        for s in _token_chunks(t, heads * k * m):
+            out[:, s] = torch.bmm(_outer(c[:, s], qf[:, s]), flat)
+        ctx.save_for_backward(qf, c, u)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        qf, c, u = ctx.saved_tensors
+        heads, t, m = qf.shape
+        k = c.size(-1)
+        flat = u.reshape(heads, k * m, -1)
+        dq = torch.empty_like(qf) if ctx.needs_input_grad[0] else None
+        dc = torch.empty_like(c) if ctx.needs_input_grad[1] else None
+        du = torch.zeros_like(flat) if ctx.needs_input_grad[2] else None
+        for s in _token_chunks(t, heads * k * m):
+            g = grad[:, s]
+            if du is not None:
+                du.baddbmm_(_outer(c[:, s], qf[:, s]).transpose(1, 2), g)
+            if dq is not None or dc is not None:
+                dq2 = torch.bmm(g, flat.transpose(1, 2)).view(heads, -1, k, m)
+                if dq is not None:
+                    dq[:, s] = (dq2 * c[:, s].unsqueeze(-1)).sum(2)
+                if dc is not None:
+                    dc[:, s] = (dq2 * qf[:, s].unsqueeze(2)).sum(-1)
+        return dq, dc, None if du is None else du.view_as(u)
+
+
+def weighted_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, w: Tensor, rows: int | None = None,
+                              value_map: Callable[[Tensor, Tensor], Tensor] | None = None) -> Tensor:
+    r"""The mean over :math:`K` key weightings :math:`w_{\cdot k}` of kernelised attention,
+    :math:`\mathbf{z}_i = \frac{1}{K}\sum_k \sum_j w_{jk}\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j
+    / \sum_j w_{jk}\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)`, in linear time and without a
+    :math:`T \times T` matrix or :math:`K` copies of the values: with :math:`\mathbf{U}_k = \sum_j w_{jk}
+    \phi(\mathbf{k}_j)\mathbf{v}_j^\top` (:class:`_KeyValue`) and :math:`\mathbf{a}_k = \sum_j w_{jk}
+    \phi(\mathbf{k}_j)`, :math:`\mathbf{z}_i = \sum_k \phi(\mathbf{q}_i)^\top\mathbf{U}_k /
+    (K\,\phi(\mathbf{q}_i)^\top\mathbf{a}_k)` (:class:`_QueryMix`). ``qf``, ``kf``: ``[H, T, m]``; ``v``:
+    ``[H, T, D]``; ``w``: ``[H, T, K]``; returns ``[H, rows, D']``, the first ``rows`` queries (default all).
+    ``value_map(U, a)`` replaces :math:`\mathbf{U}` by a linear map of it (``[H, K, m, D']``; the layer folds
+    its value and output projections there, since :math:`\mathbf{z}_i` is linear in :math:`\mathbf{U}`).
+    Memory: the inputs, :math:`H K m (D + 1)` and :math:`H T K` floats."""
+    rows = qf.size(1) if rows is None else rows
+    a = torch.bmm(w.transpose(1, 2), kf)  # [H, K, m]
+    c = 1.0 / (torch.bmm(qf[:, :rows], a.transpose(1, 2)) * w.size(-1))  # 1 / (K * normaliser), [H, rows, K]
+    u = _KeyValue.apply(kf, w, v)
+    return _QueryMix.apply(qf[:, :rows], c, u if value_map is None else value_map(u, a))
+
+
 def kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, key_weight: Tensor | None = None) -> Tensor:
     r"""All-pair attention :math:`\mathbf{z}_i = \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j
-    / \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` in linear time: :math:`\phi(\mathbf{q}_i)^\top
-    (\sum_j w_j \phi(\mathbf{k}_j)[\mathbf{v}_j; 1]^\top)` (numerator and normaliser in one batched product),
-    no :math:`T \times T` matrix. ``qf``, ``kf``: ``[H, T, m]``; ``v``: ``[H, T, D]``; ``key_weight``
-    (:math:`w`, default 1): ``[H, T]``."""
-    va = torch.cat([v, v.new_ones(v.shape[:-1] + (1,))], dim=-1)
-    if key_weight is not None:
-        va = va * key_weight.unsqueeze(-1)
-    out = qf @ (kf.transpose(1, 2) @ va)
-    return out[..., :-1] / out[..., -1:]
+    / \sum_j w_j\phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` in linear time (:func:`weighted_kernel_attention`
+    with one weighting), no :math:`T \times T` matrix. ``qf``, ``kf``: ``[H, T, m]``; ``v``: ``[H, T, D]``;
+    ``key_weight`` (:math:`w`, default 1): ``[H, T]``."""
+    w = qf.new_ones(qf.shape[:2]) if key_weight is None else key_weight
+    return weighted_kernel_attention(qf, kf, v, w.unsqueeze(-1))
 
 
 def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) -> Tensor:
     r"""NodeFormer's kernelised Gumbel-softmax attention: the mean over :math:`K` samples of
     :func:`kernel_attention` with key weights :math:`w_{jk} = \exp(g_{jk}/\tau)`, ``noise`` the
-    :math:`g_{jk}/\tau` of shape ``[H, T, K]``. Each sample's weights are divided by their maximum over tokens (a
-    constant that cancels, so :math:`\exp` cannot overflow), and above a size threshold each sample is recomputed
-    in the backward pass instead of kept, so memory is that of one sample, not :math:`K`."""
-    w = torch.exp(noise - noise.amax(1, keepdim=True))
-    big = torch.is_grad_enabled() and qf.size(0) * qf.size(1) * (qf.size(2) + v.size(2)) * noise.size(2) \
-        > _CHECKPOINT_ELEMENTS
-    out = 0.0
-    for k in range(noise.size(2)):
-        wk = w[..., k]
-        out = out + (checkpoint(kernel_attention, qf, kf, v, wk, use_reentrant=False) if big
-                     else kernel_attention(qf, kf, v, wk))
-    return out / noise.size(2)
+    :math:`g_{jk}/\tau` of shape ``[H, T, K]``, all samples in one pass (:func:`weighted_kernel_attention`). Each
+    sample's weights are divided by their maximum over tokens (a constant that cancels, so :math:`\exp` cannot
+    overflow)."""
+    return weighted_kernel_attention(qf, kf, v, torch.exp(noise - noise.amax(1, keepdim=True)))
 
 
 def _link_sum(qf: Tensor, kf: Tensor, den: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
@@ -96,6 +190,15 @@ def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weig
                     _link_sum(qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step])
                     for i in range(0, start.numel(), step))
     return total / max(start.numel() * qf.size(0), 1)
+
+
+def _row_dropout(x: Tensor, total_rows: int, p: float, training: bool) -> Tensor:
+    """Dropout of the first ``x.size(0)`` rows of a ``[total_rows, C]`` tensor: the mask is drawn for all rows (the
+    random stream of dropping the whole tensor) and its first rows are used."""
+    if not training or p == 0.0 or x.size(0) == total_rows:
+        return drop(x, p, training)
+    mask = _keep_mask(total_rows * x.size(1), p, x.device)[:x.numel()].view_as(x)
+    return x * mask.to(x.dtype).mul_(1.0 / (1.0 - p))
 
 
 class _Tokens:
@@ -139,14 +242,31 @@ class _Attention(nn.Module):
             lin.reset_parameters()
         self.projection.copy_(orthogonal_features(self.random_features, self.hidden))
 
-    def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor, Tensor]:
-        """Query and key random features and values, heads first: ``[H, T, m]``, ``[H, T, m]``, ``[H, T, d]``; a
-        fresh feature matrix in training (the reference redraws it every forward), the stored one in evaluation."""
+    def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor]:
+        """Query and key random features, heads first: ``[H, T, m]`` each; a fresh feature matrix in training (the
+        reference redraws it every forward), the stored one in evaluation."""
         shape = (z.size(0), self.heads, self.hidden)
         q = self.q(z).view(shape).transpose(0, 1) / math.sqrt(tau)
         k = self.k(z).view(shape).transpose(0, 1) / math.sqrt(tau)
         proj = orthogonal_features(self.random_features, self.hidden).to(z) if self.training else self.projection
-        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False), self.v(z).view(shape).transpose(0, 1)
+        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False)
+
+    def attend(self, z: Tensor, qf: Tensor, kf: Tensor, w: Tensor, rows: int) -> Tensor:
+        r""":math:`\mathrm{Attn}(\mathbf{Z})\mathbf{W}_o + \mathbf{b}_o` for the first ``rows`` tokens, values
+        :math:`\mathbf{v}_{hj} = \mathbf{W}_{v,h}\mathbf{z}_j + \mathbf{b}_{v,h}` and key weights ``w``
+        (:func:`weighted_kernel_attention`). Both projections are folded into the :math:`K m \times D` matrices
+        :math:`\mathbf{U}_{hk}` (:math:`\mathbf{U}_{hk} \mapsto (\mathbf{U}^{z}_{hk}\mathbf{W}_{v,h}^\top +
+        \mathbf{a}_{hk}\mathbf{b}_{v,h}^\top)\mathbf{W}_{o,h}^\top`, summed over heads), so no
+        :math:`T \times H d` value or attention tensor is formed."""
+        heads, d = self.heads, self.hidden
+        w_v = self.v.weight.view(heads, d, -1)
+        w_o = self.o.weight.view(-1, heads, d)
+
+        def fold(u: Tensor, a: Tensor) -> Tensor:
+            u = torch.einsum("hkmi,hdi->hkmd", u, w_v) + a.unsqueeze(-1) * self.v.bias.view(heads, 1, 1, d)
+            return torch.einsum("hkmd,ohd->hkmo", u, w_o)
+        out = weighted_kernel_attention(qf, kf, z.expand(heads, *z.shape), w, rows, fold)
+        return out.sum(0) + self.o.bias
 
 
 @register_model("HyperGT")
@@ -366,22 +486,24 @@ class HyperGT(HypergraphModel):
         edge_in = tok.mean @ h if self.hyperedge_features == "mean" else self.lin_in.bias.expand(tok.num_edges, -1)
         z = drop(F.elu(self.norms[0](torch.cat([h + node_pe, edge_in + edge_pe]))), self.dropout, self.training)
         layers, links = [z], []
-        for conv, norm in zip(self.convs, self.norms[1:]):
-            qf, kf, v = conv.features(z, self.tau)
+        for i, (conv, norm) in enumerate(zip(self.convs, self.norms[1:])):
+            # only node tokens are read after the last layer: its hyperedge-token outputs are not computed
+            rows = inc.num_nodes if i == len(self.convs) - 1 else z.size(0)
+            qf, kf = conv.features(z, self.tau)
             if self.gumbel and self.training:
                 noise = -torch.empty(qf.shape[:2] + (self.gumbel_samples,), dtype=qf.dtype,
                                      device=qf.device).exponential_().log() / self.tau
-                att = gumbel_kernel_attention(qf, kf, v, noise)
+                w = torch.exp(noise - noise.amax(1, keepdim=True))  # as gumbel_kernel_attention
             else:
-                att = kernel_attention(qf, kf, v)
+                w = qf.new_ones(qf.shape[:2] + (1,))
             if self.training and self.link_loss_weight > 0 and torch.is_grad_enabled():
                 links.append(link_log_likelihood(qf, kf, tok.start, tok.end, tok.link_weight))
-            out = conv.o(att.transpose(0, 1).reshape(z.size(0), -1))
-            out = norm(out + z if self.residual else out)
+            out = conv.attend(z, qf, kf, w, rows)
+            out = norm(out + z[:rows] if self.residual else out)
             if self.activation:
                 out = F.elu(out)
-            z = drop(out, self.dropout, self.training)
+            z = _row_dropout(out, z.size(0), self.dropout, self.training)
             layers.append(z)
         self._extra = -self.link_loss_weight * torch.stack(links).mean() if links else None
-        z = torch.cat(layers, dim=1) if self.jumping_knowledge else z
+        z = torch.cat([layer[:inc.num_nodes] for layer in layers], dim=1) if self.jumping_knowledge else z
         return self.lin_out(z[:inc.num_nodes])

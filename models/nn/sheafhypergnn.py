@@ -1,20 +1,110 @@
-"""SheafHyperGNN: linear diffusion with a learned diagonal sheaf, by scatters over incidences (no Nd x Md maps)."""
+"""SheafHyperGNN: linear diffusion with a learned diagonal sheaf, by sparse products over incidences (no Nd x Md
+dense maps, no per-incidence stalk tensors)."""
 from __future__ import annotations
+
+import warnings
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_int, dense, dropout as drop)
+                      check_common, check_int, dropout as drop)
 from .registry import register_model
 
 NORMALISATIONS = ("sym", "rw")
 
 
+def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+        return torch.sparse_csr_tensor(crow, col, values, shape, check_invariants=False)
+
+
+def _spmm(a: Tensor, z: Tensor) -> Tensor:
+    """``a @ z`` for a CSR ``a``, written into a fresh output by ``addmm(beta=0)``: the same product, several
+    times faster on CPU than ``a @ z`` (measured 12 ms against 80 ms at 30k entries x 512 columns)."""
+    out = z.new_empty(a.size(0), z.size(1))
+    return torch.addmm(out, a, z, beta=0.0, out=out)
+
+
+class _StalkIncidence:
+    r"""The pattern of :math:`\mathbf{H}_\mathcal{F}` (:math:`Nd \times Md`, entry :math:`((v,i),(e,i))` for
+    incidence :math:`p = (v, e)` and stalk coordinate :math:`i`, flattened as :math:`p d + i`) as two CSR
+    patterns, rows by node stalk and rows by hyperedge stalk (built once per structure and :math:`d`; duplicate
+    incidences stay separate entries)."""
+
+    def __init__(self, inc: Incidence, d: int) -> None:
+        k = torch.arange(d, device=inc.node.device)
+        self.rows = (inc.node.unsqueeze(1) * d + k).reshape(-1)  # node stalk (v, i) of flat entry p d + i
+        self.cols = (inc.edge.unsqueeze(1) * d + k).reshape(-1)  # hyperedge stalk (e, i)
+        self.shape = (inc.num_nodes * d, inc.num_edges * d)
+        self.by_row = torch.argsort(self.rows, stable=True)
+        self.by_col = torch.argsort(self.cols, stable=True)
+        self.crow = self._crow(self.rows, self.shape[0])
+        self.ccol = self._crow(self.cols, self.shape[1])
+        self.col_of_row = self.cols[self.by_row]
+        self.row_of_col = self.rows[self.by_col]
+        self.inv_size = _inv(inc.deg_e)[inc.edge].repeat_interleave(d)  # 1/|e| per flat entry
+        self.node = inc.node.repeat_interleave(d)  # v per flat entry
+
+    @staticmethod
+    def _crow(index: Tensor, size: int) -> Tensor:
+        crow = torch.zeros(size + 1, dtype=torch.long, device=index.device)
+        crow[1:] = torch.cumsum(torch.bincount(index, minlength=size), 0)
+        return crow
+
+    def h(self, values: Tensor) -> Tensor:
+        """:math:`\\mathbf{H}_\\mathcal{F}` (CSR, :math:`Nd \\times Md`) with ``values`` in flat entry order."""
+        return _csr(self.crow, self.col_of_row, values[self.by_row], self.shape)
+
+    def ht(self, values: Tensor) -> Tensor:
+        """:math:`\\mathbf{H}_\\mathcal{F}^\\top` (CSR, :math:`Md \\times Nd`) with ``values`` in flat entry order."""
+        return _csr(self.ccol, self.row_of_col, values[self.by_col], (self.shape[1], self.shape[0]))
+
+
+class _SheafProduct(torch.autograd.Function):
+    r""":math:`\mathbf{Y} = \mathbf{L}\,\mathbf{B}^{-1}\mathbf{R}^\top\mathbf{Z}` for two matrices with the
+    pattern of :math:`\mathbf{H}_\mathcal{F}` (``z``: ``[Nd, f]``; ``left``, ``right``: their values,
+    ``[nnz d]`` flat entries) by two sparse products, differentiable in all three. With
+    :math:`\mathbf{m} = \mathbf{B}^{-1}\mathbf{R}^\top\mathbf{Z}` and
+    :math:`\mathbf{g} = \mathbf{B}^{-1}\mathbf{L}^\top\partial\mathbf{Y}`: :math:`\partial\mathbf{Z} =
+    \mathbf{R}\,\mathbf{g}`, :math:`\partial L_{(v,i),(e,i)} = \langle\partial\mathbf{Y}_{(v,i)},
+    \mathbf{m}_{(e,i)}\rangle` and :math:`\partial R_{(v,i),(e,i)} = \langle\mathbf{g}_{(e,i)},
+    \mathbf{Z}_{(v,i)}\rangle`, sampled on the pattern (no per-entry feature rows)."""
+
+    @staticmethod
+    def forward(ctx: Any, z: Tensor, left: Tensor, right: Tensor,  # type: ignore[override]
+                pattern: _StalkIncidence) -> Tensor:
+        m = _spmm(pattern.ht(right * pattern.inv_size), z)
+        ctx.pattern = pattern
+        ctx.save_for_backward(z, left, right, m)
+        return _spmm(pattern.h(left), m)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        z, left, right, m = ctx.saved_tensors
+        pat = ctx.pattern
+        grad = grad.contiguous()
+        g = _spmm(pat.ht(left * pat.inv_size), grad)
+        h = pat.h(right)
+        dz = _spmm(h, g) if ctx.needs_input_grad[0] else None
+        dleft = dright = None
+        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+            ones = _csr(h.crow_indices(), h.col_indices(), torch.ones_like(h.values()), pat.shape)
+
+            def sampled(a: Tensor, b: Tensor) -> Tensor:  # <a_(v,i), b_(e,i)> per entry, in flat entry order
+                vals = torch.sparse.sampled_addmm(ones, a, b.t(), beta=0.0).values()
+                return torch.empty_like(vals).index_copy_(0, pat.by_row, vals)
+            dleft = sampled(grad, m) if ctx.needs_input_grad[1] else None
+            dright = sampled(z, g) if ctx.needs_input_grad[2] else None
+        return dz, dleft, dright, None
+
+
 def sheaf_diffusion(inc: Incidence, z: Tensor, maps: Tensor, normalisation: str) -> Tensor:
     r"""One diagonal-sheaf diffusion :math:`\mathbf{P}\mathbf{Z}'` of ``z`` (``[N, d, f]``) with restriction maps
-    ``maps`` (``[nnz, d]``, one diagonal :math:`\mathcal{F}_{v \trianglelefteq e}` per incidence), by scatters:
+    ``maps`` (``[nnz, d]``, one diagonal :math:`\mathcal{F}_{v \trianglelefteq e}` per incidence):
 
     .. math::
         \mathbf{m}_e = \frac{1}{|e|}\sum_{u \in e} \alpha_{u,e} \odot \mathbf{z}'_u, \quad
@@ -25,26 +115,34 @@ def sheaf_diffusion(inc: Incidence, z: Tensor, maps: Tensor, normalisation: str)
     i.e. :math:`\mathbf{P} = \mathbf{I} - 2\,\mathrm{blockdiag}(\mathbf{M}) + \mathbf{M}` with
     :math:`\mathbf{M} = \mathbf{C}\mathbf{H}_\mathcal{F}\mathbf{B}^{-1}\mathbf{H}_\mathcal{F}^\top`; ``"sym"``:
     :math:`c_v = d_v^{-1/2}`, :math:`\mathbf{z}'_v = d_v^{-1/2}\mathbf{z}_v`; ``"rw"``: :math:`c_v = d_v^{-1}`,
-    :math:`\mathbf{z}'_v = \mathbf{z}_v` (0 for isolated nodes). Cost :math:`O(\mathrm{nnz}\cdot d \cdot f)`."""
-    v, e = inc.node, inc.edge
-    if normalisation == "sym":
-        c = _inv(inc.deg_v, 0.5)
-        z = z * c.view(-1, 1, 1)
-    else:
-        c = _inv(inc.deg_v)
-    inv_size = _inv(inc.deg_e)
-    m = z.new_zeros(inc.num_edges, *z.shape[1:]).index_add_(0, e, maps.unsqueeze(-1) * z[v])
-    m = m * inv_size.view(-1, 1, 1)
-    back = z.new_zeros(z.shape).index_add_(0, v, maps.unsqueeze(-1) * m[e])
-    diag = maps.new_zeros(z.shape[:2]).index_add_(0, v, maps.square() * inv_size[e].unsqueeze(-1))
-    c = c.view(-1, 1, 1)
-    return z + c * back - 2.0 * (c * diag.unsqueeze(-1)) * z
+    :math:`\mathbf{z}'_v = \mathbf{z}_v` (0 for isolated nodes). Computed as
+    :math:`\mathbf{z}_v \odot s_v\,(\mathbf{1} - 2\mathbf{b}_v) + ((\mathbf{C}\mathbf{H}_\mathcal{F})
+    \mathbf{B}^{-1}(\mathbf{S}\mathbf{H}_\mathcal{F})^\top\mathbf{Z})_v` (:math:`s_v` the input scaling, 1 for
+    ``"rw"``) with both scalings in the values of the sparse :math:`Nd \times Md` factors
+    (:class:`_SheafProduct`, :math:`\mathrm{nnz}\cdot d` entries): cost :math:`O(\mathrm{nnz}\cdot d \cdot f)`,
+    memory :math:`O((N + M) d f + \mathrm{nnz}\, d)`, no per-incidence feature rows."""
+    n, d, f = z.shape
+    pattern = inc.memo(("sheaf-stalks", d), lambda: _StalkIncidence(inc, d))
+    c = _inv(inc.deg_v, 0.5) if normalisation == "sym" else _inv(inc.deg_v)
+    scale = c if normalisation == "sym" else torch.ones_like(c)  # z' = scale * z
+    diag = maps.new_zeros(n, d).index_add_(0, inc.node, maps.square() * _inv(inc.deg_e)[inc.edge].unsqueeze(-1))
+    flat, node = maps.reshape(-1), pattern.node
+    back = _SheafProduct.apply(z.reshape(n * d, f), flat * c[node], flat * scale[node], pattern).view(n, d, f)
+    return torch.addcmul(back, z, (scale.unsqueeze(1) * (1.0 - 2.0 * c.unsqueeze(1) * diag)).unsqueeze(-1))
 
 
 class DiagSheafBuilder(nn.Module):
     r"""The restriction maps :math:`\alpha_{v,e} = \mathrm{sigmoid}(\mathbf{W}\,\mathrm{LN}([\bar{\mathbf{x}}_v \,\|\,
     \bar{\mathbf{e}}_e]) + \mathbf{c}) \in (0, 1)^d` of one layer, from the stalk means of the node and hyperedge
-    features (the official code's ``MLP_var1``; LN only with ``norm``)."""
+    features (the official code's ``MLP_var1``; LN only with ``norm``).
+
+    Computed without the :math:`\mathrm{nnz} \times 2f` pairs: the LayerNorm of a concatenation has the mean
+    :math:`\mu = (\mu_v + \mu_e)/2` and variance :math:`(s_v + s_e)/(2f) + (\mu_v - \mu_e)^2/4` of its two halves
+    (:math:`s` their centred sums of squares, Chan's pairwise formula), and
+    :math:`\mathbf{W}_\gamma(\mathbf{p} - \mu) = \mathbf{W}_{\gamma,x}(\bar{\mathbf{x}}_v - \mu_v) +
+    \mathbf{W}_{\gamma,e}(\bar{\mathbf{e}}_e - \mu_e) + \frac{\mu_v - \mu_e}{2}(\mathbf{W}_{\gamma,x} -
+    \mathbf{W}_{\gamma,e})\mathbf{1}` (:math:`\mathbf{W}_\gamma = \mathbf{W}\,\mathrm{diag}(\gamma)`), so every
+    per-node and per-hyperedge term is computed once and only :math:`d + 2` numbers per incidence are gathered."""
 
     def __init__(self, channels: int, stalk_dim: int, norm: bool = True) -> None:
         super().__init__()
@@ -57,8 +155,25 @@ class DiagSheafBuilder(nn.Module):
         self.lin.reset_parameters()
 
     def forward(self, inc: Incidence, x: Tensor, e: Tensor) -> Tensor:
-        pair = torch.cat([x.mean(1)[inc.node], e.mean(1)[inc.edge]], dim=-1)
-        return torch.sigmoid(self.lin(self.norm(pair)))
+        """``x``, ``e``: node and hyperedge stalks ``[N, d, f]``, ``[M, d, f]``, or their stalk means ``[N, f]``,
+        ``[M, f]``; returns the maps ``[nnz, d]``."""
+        xm, em = (t.mean(1) if t.dim() == 3 else t for t in (x, e))
+        f = xm.size(1)
+        weight, bias = self.lin.weight, self.lin.bias
+        if not isinstance(self.norm, nn.LayerNorm):
+            pre = (xm @ weight[:, :f].t())[inc.node] + (em @ weight[:, f:].t())[inc.edge] + bias
+            return torch.sigmoid(pre)
+        wg = weight * self.norm.weight
+        wx, we = wg[:, :f], wg[:, f:]
+        mu_x, mu_e = xm.mean(1, keepdim=True), em.mean(1, keepdim=True)
+        cx, ce = xm - mu_x, em - mu_e
+        node = torch.cat([cx @ wx.t(), mu_x, cx.square().sum(1, keepdim=True)], 1)[inc.node]  # [nnz, d + 2]
+        edge = torch.cat([ce @ we.t(), mu_e, ce.square().sum(1, keepdim=True)], 1)[inc.edge]
+        gap = node[:, -2:-1] - edge[:, -2:-1]  # mu_v - mu_e
+        var = (node[:, -1:] + edge[:, -1:]) / (2 * f) + gap.square() / 4
+        centred = node[:, :-2] + edge[:, :-2] + gap / 2 * (wx.sum(1) - we.sum(1))
+        pre = centred * torch.rsqrt(var + self.norm.eps) + (weight @ self.norm.bias + bias)
+        return torch.sigmoid(pre)
 
 
 @register_model("SheafHyperGNN")
@@ -140,23 +255,17 @@ class SheafHyperGNN(HypergraphModel):
         for bias in self.biases:
             nn.init.zeros_(bias)
 
-    def _embed(self, x: Tensor | SparseOperator) -> Tensor:
-        return self.lin_in(x).view(-1, self.d, self.f)
-
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         feats = self.features(x)
-
-        def hyperedge_means() -> Tensor:
-            ones = torch.ones(inc.nnz, dtype=inc.dtype, device=inc.node.device)
-            ht = SparseOperator(inc.edge, inc.node, ones * _inv(inc.deg_e)[inc.edge], (inc.num_edges, inc.num_nodes))
-            return ht @ dense(feats)
-        if x.requires_grad:
-            e_raw = hyperedge_means()
-        else:
-            e_raw = self._cache.get((x, hyperedge_index), ("sheaf-avg", inc.num_nodes, inc.num_edges, inc.dtype),
-                                    hyperedge_means)
-        h, e = self._embed(feats), self._embed(e_raw)
+        # E = D_e^-1 H^T X W_0 + c_0 as the member mean of X W_0 (no |E| x F_in features, no second input map)
+        xw = feats @ self.lin_in.weight.t() if isinstance(feats, SparseOperator) else \
+            F.linear(feats, self.lin_in.weight)
+        mean = inc.memo("sheaf-mean", lambda: SparseOperator(inc.edge, inc.node, _inv(inc.deg_e)[inc.edge],
+                                                             (inc.num_edges, inc.num_nodes)))
+        h = (xw + self.lin_in.bias).view(-1, self.d, self.f)
+        # the builders read E only through its stalk mean: D_e^-1 H^T mean_i(X W_0)_i + mean_i(c_0)_i
+        e = mean @ xw.view(-1, self.d, self.f).mean(1) + self.lin_in.bias.view(self.d, self.f).mean(0)
         last = len(self.lins) - 1
         for i, (norm, lin, bias, builder) in enumerate(zip(self.norms, self.lins, self.biases, self.builders)):
             maps = builder(inc, h, e)

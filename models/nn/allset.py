@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import softmax
+from torch_geometric.utils import scatter, softmax
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, aggregation, check_bool, check_choice,
                       check_common, check_int, check_probability, dense, dropout as drop, glorot_, mlp_tail,
@@ -58,11 +58,19 @@ class PMA(nn.Module):
         num_targets = inc.num_edges if to == "edge" else inc.num_nodes
         # s_k^T (K_k x + b_k) = (K_k^T s_k)^T x + b_k^T s_k: one score column per head instead of a width-wide key
         seed = self.seed[0]
-        w_score = torch.einsum("hc,hci->hi", seed, self.lin_k.weight.view(self.heads, self.head_channels, -1))
+        w_score = (seed.unsqueeze(-1) * self.lin_k.weight.view(self.heads, self.head_channels, -1)).sum(1)
         score = x @ w_score.t() + (self.lin_k.bias.view(self.heads, -1) * seed).sum(-1)
-        v = self.lin_v(x).view(-1, self.heads, self.head_channels)
         alpha = softmax(F.leaky_relu(score, 0.2)[source], target, num_nodes=num_targets)
-        out = weighted_aggregation(inc, to, alpha, v) + self.seed
+        if isinstance(x, SparseOperator) or num_targets >= x.size(0):
+            out = weighted_aggregation(inc, to, alpha, self.lin_v(x).view(-1, self.heads, self.head_channels))
+        else:  # sum_j a_j (V x_j + b) = (sum_j a_j x_j) V^T + (sum_j a_j) b: the value map on the fewer rows
+            pooled = weighted_aggregation(inc, to, alpha, x.unsqueeze(1).expand(-1, self.heads, -1))
+            total = scatter(alpha, target, dim=0, dim_size=num_targets, reduce="sum").unsqueeze(-1)
+            weight = self.lin_v.weight.view(self.heads, self.head_channels, -1)
+            mapped = (pooled[:, 0] @ weight[0].t()).unsqueeze(1) if self.heads == 1 else \
+                torch.einsum("thi,hci->thc", pooled, weight)
+            out = mapped + total * self.lin_v.bias.view(self.heads, self.head_channels)
+        out = out + self.seed
         out = self.ln0(out.reshape(num_targets, -1))
         return self.ln1(out + F.relu(self.rff(out)))
 

@@ -137,8 +137,9 @@ def test_alldeepsets_same_function(kwargs, layout, monkeypatch):
 @pytest.mark.parametrize("kwargs", [{}, {"heads": 2, "gpr": True, "num_layers": 2},
                                     {"heads": 3, "mlp_num_layers": 1, "normalization": "bn"}])
 @pytest.mark.parametrize("layout", ["csr", "dense"])
-def test_allsettransformer_same_function(kwargs, layout, monkeypatch):
-    assert_same_function("AllSetTransformer", monkeypatch, layout, **kwargs)
+@pytest.mark.parametrize("size", [(11, 8), (7, 12)])  # the value map before or after pooling, both directions
+def test_allsettransformer_same_function(kwargs, layout, size, monkeypatch):
+    assert_same_function("AllSetTransformer", monkeypatch, layout, size=size, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [

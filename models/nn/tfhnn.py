@@ -7,14 +7,18 @@ from ._common import (HypergraphModel, Incidence, Propagation, SparseOperator, _
                       check_float, check_int, dense)
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
+from .thypergnn import BagOperator
 
 
 def tfhnn_propagation(inc: Incidence) -> Propagation:
     r"""The cached :math:`\mathbf{W} = \mathbf{D}^{-1/2}(\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top +
-    \mathbf{I})\mathbf{D}^{-1/2}` with :math:`\mathbf{D}` its row sums (:math:`d_v + 1`)."""
+    \mathbf{I})\mathbf{D}^{-1/2}` with :math:`\mathbf{D}` its row sums (:math:`d_v + 1`); its sparse factors
+    multiply by ``embedding_bag`` sums (:class:`~models.nn.thypergnn.BagOperator`)."""
     def build() -> Propagation:
         norm = _inv(inc.deg_v + 1, 0.5)
-        return inc.propagation(norm, _inv(inc.deg_e), norm, diagonal=norm * norm)
+        prop = inc.propagation(norm, _inv(inc.deg_e), norm, diagonal=norm * norm)
+        prop.factors = tuple(BagOperator.wrap(f) for f in prop.factors)
+        return prop
     return inc.memo("tfhnn", build)
 
 
@@ -42,7 +46,7 @@ class PropagatedFeatures(SparseOperator):
     nonzero on Cora against 1.3%). Only ``@`` and :meth:`to_dense` are defined (the MLP starts with a Linear)."""
 
     def __init__(self, inc: Incidence, x: SparseOperator, steps: int, alpha: float) -> None:
-        self.inc, self.x, self.steps, self.alpha, self.shape = inc, x, steps, alpha, x.shape
+        self.inc, self.x, self.steps, self.alpha, self.shape = inc, BagOperator.wrap(x), steps, alpha, x.shape
 
     def __matmul__(self, w: Tensor) -> Tensor:
         return tf_message_passing(self.inc, self.x @ w, self.steps, self.alpha)

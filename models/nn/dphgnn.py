@@ -3,87 +3,136 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _inv, check_bool, check_choice,
+from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _csr, _inv, check_bool, check_choice,
                       check_common, check_int, check_probability, dropout as drop)
 from .registry import register_model
 
 STARS = ("undirected", "directed")
+_BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient
 DROPOUT_MODES = ("dropout", "dhgbench")
 
 
-def _operator(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
-    return SparseOperator(row, col, val, (n, n))
+class _Scaled:
+    r""":math:`\mathrm{diag}(\mathbf{l})\,\mathbf{B}\,\mathrm{diag}(\mathbf{r}) + \mathrm{diag}(\mathbf{d})` for a
+    stored sparse :math:`\mathbf{B}` that several operators share (``None``: no scaling, no diagonal), so each
+    expansion graph is kept once (at Yelp scale the clique pattern alone has 2.8e7 entries, about 1.3 GB as a
+    :class:`SparseOperator`). ``@`` and ``to_dense`` as :class:`SparseOperator`."""
+
+    def __init__(self, base: SparseOperator, left: Tensor | None = None, right: Tensor | None = None,
+                 diagonal: Tensor | None = None) -> None:
+        self.base, self.left, self.right, self.diagonal, self.shape = base, left, right, diagonal, base.shape
+
+    def __matmul__(self, z: Tensor) -> Tensor:
+        out = self.base @ (z if self.right is None else z * self.right.unsqueeze(1))
+        if self.left is not None:
+            out = out * self.left.unsqueeze(1)
+        return out if self.diagonal is None else out + z * self.diagonal.unsqueeze(1)
+
+    def to_dense(self) -> Tensor:
+        out = self.base.to_dense()
+        if self.right is not None:
+            out = out * self.right.unsqueeze(0)
+        if self.left is not None:
+            out = out * self.left.unsqueeze(1)
+        return out if self.diagonal is None else out + torch.diag(self.diagonal)
 
 
-def _rownorm_plus_eye(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+def _row_sums(a: SparseOperator) -> Tensor:
+    return torch.zeros(a.shape[0], dtype=a.values.dtype, device=a.values.device).index_add_(0, _rows(a), a.values)
+
+
+def _rows(a: SparseOperator) -> Tensor:
+    crow = a.matrix.crow_indices()
+    return torch.repeat_interleave(torch.arange(a.shape[0], device=crow.device), crow.diff())
+
+
+def _rownorm_plus_eye(a: SparseOperator) -> _Scaled:
     r""":math:`\mathbf{D}^{-1}\mathbf{A} + \mathbf{I}` (a zero row stays zero before the identity)."""
-    deg = torch.zeros(n, dtype=val.dtype, device=val.device).index_add_(0, row, val)
-    ids = torch.arange(n, device=row.device)
-    return _operator(torch.cat([row, ids]), torch.cat([col, ids]),
-                     torch.cat([val * _inv(deg)[row], torch.ones(n, dtype=val.dtype, device=val.device)]), n)
+    return _Scaled(a, _inv(_row_sums(a)), None, torch.ones(a.shape[0], dtype=a.values.dtype, device=a.values.device))
 
 
-def _laplacian_entries(row: Tensor, col: Tensor, val: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
-    deg = torch.zeros(n, dtype=val.dtype, device=val.device).index_add_(0, row, val)
-    ids = torch.arange(n, device=row.device)
-    return torch.cat([row, ids]), torch.cat([col, ids]), torch.cat([-val, deg])
-
-
-def _laplacian(row: Tensor, col: Tensor, val: Tensor, n: int) -> SparseOperator:
+def _laplacian(a: SparseOperator) -> _Scaled:
     r"""The unnormalised :math:`\mathbf{D} - \mathbf{A}` with :math:`\mathbf{D} = \mathrm{diag}(\mathbf{A}\mathbf{1})`."""
-    return _operator(*_laplacian_entries(row, col, val, n), n)
+    deg = _row_sums(a)
+    return _Scaled(a, -torch.ones_like(deg), None, deg)
 
 
 class _Structure:
     """The structure-only operators of DPHGNN (computed once per hypergraph): clique and star graphs with their
-    rownorm+I adjacencies and Laplacians, HGNN's three Laplacians, the final HypergraphConv operator."""
+    rownorm+I adjacencies and Laplacians, HGNN's three Laplacians, the final HypergraphConv operator. Operators
+    of one graph share its stored matrix (:class:`_Scaled`); the clique graph reuses the pattern of HGNN's
+    :math:`\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top + \mathbf{I}` with other values."""
 
     def __init__(self, inc: Incidence, star: str) -> None:
         n, m, v, e, dt = inc.num_nodes, inc.num_edges, inc.node, inc.edge, inc.dtype
-        # clique: the 0/1 pattern of H H^T, diagonal included (the reference rebuilds it with unit values)
-        cr, cc, _ = inc.clique_expansion()
-        member = torch.arange(n, device=v.device)[inc.deg_v > 0]
-        r, c = torch.cat([cr, member]), torch.cat([cc, member])
-        unit = torch.ones(r.numel(), dtype=dt, device=v.device)
-        self.a_cg, self.l_cg = _rownorm_plus_eye(r, c, unit, n), _laplacian(r, c, unit, n)
-        # star graph over n + m tokens: node -> hyperedge entries, and hyperedge -> node unless directed
-        sr, sc = v, e + n
-        if star == "undirected":
-            sr, sc = torch.cat([sr, sc]), torch.cat([sc, sr])
-        sval = torch.ones(sr.numel(), dtype=dt, device=v.device)
-        self.a_sg, self.l_sg = _rownorm_plus_eye(sr, sc, sval, n + m), _laplacian(sr, sc, sval, n + m)
-        # the node rows of L_sg (only those of its smoothed star view are used) and their row sums (0 up to
-        # rounding): L[:n] (Z W^T + 1 b^T) = (L[:n] Z) W^T + (L[:n] 1) b^T, the linear map on n rows, not n + m
-        lr, lc, lv = _laplacian_entries(sr, sc, sval, n + m)
-        keep = lr < n
-        self.l_sg_nodes = SparseOperator(lr[keep], lc[keep], lv[keep], (n, n + m))
-        self.l_sg_nodes_sum = self.l_sg_nodes @ torch.ones(n + m, 1, dtype=dt, device=v.device)
+        ids = torch.arange(n, device=v.device)
+        one = torch.ones(n, dtype=dt, device=v.device)
         # HGNN: A_beta = H D_e^-1 H^T + I, L_hgnn = D^-1/2 A_beta D^-1/2, L_sym = I - L_hgnn, L_rw = I - D^-1 A_beta
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
             hl = _coo(torch.stack([v, e]), _inv(inc.deg_e)[e], (n, m)).coalesce()
             hr = _coo(torch.stack([e, v]), torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)).coalesce()
             prod = torch.sparse.mm(hl, hr).coalesce()
-        ids = torch.arange(n, device=v.device)
-        br, bc = torch.cat([prod.indices()[0], ids]), torch.cat([prod.indices()[1], ids])
-        bv = torch.cat([prod.values(), torch.ones(n, dtype=dt, device=v.device)])
-        deg = torch.zeros(n, dtype=dt, device=v.device).index_add_(0, br, bv)
-        sym = bv * _inv(deg, 0.5)[br] * _inv(deg, 0.5)[bc]
-        self.l_hgnn = _operator(br, bc, sym, n)
-        one = torch.ones(n, dtype=dt, device=v.device)
-        self.l_sym = _operator(torch.cat([ids, br]), torch.cat([ids, bc]), torch.cat([one, -sym]), n)
-        self.l_rw = _operator(torch.cat([ids, br]), torch.cat([ids, bc]), torch.cat([one, -bv * _inv(deg)[br]]), n)
+        a_beta = SparseOperator(torch.cat([prod.indices()[0], ids]), torch.cat([prod.indices()[1], ids]),
+                                torch.cat([prod.values(), one]), (n, n))
+        del prod
+        deg = _row_sums(a_beta)
+        half, inv = _inv(deg, 0.5), _inv(deg)
+        self.l_hgnn = _Scaled(a_beta, half, half)
+        self.l_sym = _Scaled(a_beta, -half, half, one)
+        self.l_rw = _Scaled(a_beta, -inv, None, one)
+        # clique: the 0/1 pattern of H H^T, diagonal included (the reference rebuilds it with unit values), i.e.
+        # A_beta's pattern with value 1 except on the diagonal of nodes in no hyperedge
+        rows, cols = _rows(a_beta), a_beta.matrix.col_indices()
+        clique = a_beta.with_values(((rows != cols) | (inc.deg_v[rows] > 0)).to(dt))
+        self.a_cg, self.l_cg = _rownorm_plus_eye(clique), _laplacian(clique)
+        # star graph over n + m tokens: node -> hyperedge entries, and hyperedge -> node unless directed
+        sr, sc = v, e + n
+        if star == "undirected":
+            sr, sc = torch.cat([sr, sc]), torch.cat([sc, sr])
+        sval = torch.ones(sr.numel(), dtype=dt, device=v.device)
+        graph = SparseOperator(sr, sc, sval, (n + m, n + m))
+        self.a_sg, self.l_sg = _rownorm_plus_eye(graph), _laplacian(graph)
+        # the node rows of L_sg (only those of its smoothed star view are used) and their row sums (0 up to
+        # rounding): L[:n] (Z W^T + 1 b^T) = (L[:n] Z) W^T + (L[:n] 1) b^T, the linear map on n rows, not n + m
+        star_deg = self.l_sg.diagonal
+        keep = sr < n
+        self.l_sg_nodes = SparseOperator(torch.cat([sr[keep], ids]), torch.cat([sc[keep], ids]),
+                                         torch.cat([-sval[keep], star_deg[:n]]), (n, n + m))
+        self.l_sg_nodes_sum = self.l_sg_nodes @ torch.ones(n + m, 1, dtype=dt, device=v.device)
         # final HypergraphConv: d_v^-1/2 sum_e (mean_{u in e} d_u)^-1/2 mean_{u in e} x_u
         mean_deg = scatter(inc.deg_v[v], e, dim=0, dim_size=m, reduce="mean")
         scale = mean_deg.pow(-0.5)
         scale = torch.where(torch.isinf(scale), torch.ones_like(scale), scale)
-        self.hgconv = inc.propagation(_inv(inc.deg_v, 0.5), scale * _inv(inc.deg_e), torch.ones_like(inc.deg_v))
+        self.hgconv = _Chain(SparseOperator(v, e, _inv(inc.deg_v, 0.5)[v] * (scale * _inv(inc.deg_e))[e], (n, m)),
+                             SparseOperator(e, v, torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)))
+
+
+class _Chain:
+    """The product of sparse factors, applied right to left (memory O(nnz) for a propagation whose one-matrix form
+    would hold sum |e|^2 entries; it multiplies the few output channels only)."""
+
+    def __init__(self, *factors: SparseOperator) -> None:
+        self.factors, self.shape = factors, (factors[0].shape[0], factors[-1].shape[1])
+
+    def __matmul__(self, z: Tensor) -> Tensor:
+        for f in reversed(self.factors):
+            z = f @ z
+        return z
+
+    def to_dense(self) -> Tensor:
+        out = self.factors[0].to_dense()
+        for f in self.factors[1:]:
+            out = out @ f.to_dense()
+        return out
 
 
 def hypergcn_graph(inc: Incidence, x: Tensor | SparseOperator, mediators: bool, seed: int) -> tuple:
@@ -125,11 +174,9 @@ def hypergcn_graph(inc: Incidence, x: Tensor | SparseOperator, mediators: bool, 
     ids = torch.arange(n, device=v.device)
     row, col = torch.cat(rows + [ids]), torch.cat(cols + [ids])
     val = torch.cat(vals + [torch.ones(n, dtype=dt, device=v.device)]).to(dt)
-    a = _coo(torch.stack([row, col]), val, (n, n)).coalesce()
-    row, col, val = a.indices()[0], a.indices()[1], a.values()
-    deg = torch.zeros(n, dtype=dt, device=v.device).index_add_(0, row, val)
-    half = _inv(deg, 0.5)
-    return _operator(row, col, val * half[row] * half[col], n), _laplacian(row, col, val, n)
+    a = SparseOperator(row, col, val, (n, n))
+    half = _inv(_row_sums(a), 0.5)
+    return _Scaled(a, half, half), _laplacian(a)
 
 
 class GCN(nn.Module):
@@ -211,13 +258,65 @@ class DPHGNNConv(nn.Module):
 
     def forward(self, x: Tensor, s_star: Tensor, inc: Incidence, p: float) -> Tensor:
         v, e = inc.node, inc.edge
+        pattern = inc.memo("dphgnn-dff", lambda: _IncidencePattern(inc))
         feat = self.w_v(x)
         score = drop(F.leaky_relu(self.att(feat)[v].squeeze(-1), self.negative_slope), p, self.training)
         alpha = softmax(score, e, num_nodes=inc.num_edges)
-        y = F.elu(scatter(feat[v] * alpha.unsqueeze(-1), e, dim=0, dim_size=inc.num_edges, reduce="sum"))
+        y = F.elu(_WeightedSum.apply(alpha, feat, pattern))
         y = self.theta(torch.cat([y, s_star], dim=1))
-        out = scatter(y[e], v, dim=0, dim_size=inc.num_nodes, reduce="mean")
-        return drop(F.elu(out), p, self.training) + self.w_x(x)
+        return drop(F.elu(pattern.mean_over_edges @ y), p, self.training) + self.w_x(x)
+
+
+class _IncidencePattern:
+    """The incidence pattern in CSR order by hyperedge and by node (for :class:`_WeightedSum`), and the constant
+    mean over a node's hyperedges :math:`\mathbf{D}_v^{-1}\mathbf{H}`."""
+
+    def __init__(self, inc: Incidence) -> None:
+        v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
+        self.node, self.edge, self.shape = v, e, (m, n)
+        self.by_edge = torch.argsort(e * max(n, 1) + v)
+        self.by_node = torch.argsort(v * max(m, 1) + e)
+        self.edge_crow = torch.zeros(m + 1, dtype=torch.long, device=v.device)
+        self.edge_crow[1:] = torch.bincount(e, minlength=m).cumsum(0)
+        self.node_crow = torch.zeros(n + 1, dtype=torch.long, device=v.device)
+        self.node_crow[1:] = torch.bincount(v, minlength=n).cumsum(0)
+        self.mean_over_edges = SparseOperator(v, e, _inv(inc.deg_v)[v], (n, m))
+
+    def matrix(self, alpha: Tensor, transposed: bool = False) -> Tensor:
+        """:math:`\mathbf{A}_{ev} = \alpha_{ve}` (``M x N``) as CSR, or its transpose."""
+        if transposed:
+            order = self.by_node
+            return _csr(self.node_crow, self.edge[order], alpha[order], (self.shape[1], self.shape[0]))
+        order = self.by_edge
+        return _csr(self.edge_crow, self.node[order], alpha[order], self.shape)
+
+
+class _WeightedSum(torch.autograd.Function):
+    r""":math:`\mathbf{y}_e = \sum_{v \in e} \alpha_{ve}\,\mathbf{f}_v` as a sparse product with values
+    :math:`\alpha`; the gradient in :math:`\alpha` is :math:`\langle \partial\mathbf{y}_e, \mathbf{f}_v\rangle`
+    over blocks of incidences, so no :math:`\mathrm{nnz} \times h` tensor is kept (at Yelp scale 4.6e6 x 64
+    floats, 1.2 GB each)."""
+
+    @staticmethod
+    def forward(ctx: Any, alpha: Tensor, feat: Tensor, pattern: _IncidencePattern) -> Tensor:  # type: ignore[override]
+        ctx.pattern = pattern
+        ctx.save_for_backward(alpha, feat)
+        return pattern.matrix(alpha) @ feat
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:  # type: ignore[override]
+        alpha, feat = ctx.saved_tensors
+        pattern, grad = ctx.pattern, grad.contiguous()
+        grad_alpha = grad_feat = None
+        if ctx.needs_input_grad[0]:
+            grad_alpha = torch.empty_like(alpha)
+            step = max(1, _BLOCK_ELEMENTS // max(feat.size(1), 1))
+            for i in range(0, alpha.numel(), step):
+                grad_alpha[i:i + step] = (grad[pattern.edge[i:i + step]] * feat[pattern.node[i:i + step]]).sum(-1)
+        if ctx.needs_input_grad[1]:
+            grad_feat = pattern.matrix(alpha, transposed=True) @ grad
+        return grad_alpha, grad_feat, None
 
 
 @register_model("DPHGNN")

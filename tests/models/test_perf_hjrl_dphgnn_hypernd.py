@@ -278,3 +278,30 @@ def test_hypernd_propagate_by_column_blocks_equals_the_two_maps(p, monkeypatch):
     t, square = maps.propagate(z)
     torch.testing.assert_close(t, maps.e2v(y))
     torch.testing.assert_close(square, y.square().sum())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dphgnn_dff_layer_equals_the_per_incidence_formula_with_gradients(seed, monkeypatch):
+    """DFF by sparse products (no nnz x h tensor) against the gather/scatter form DHG-Bench writes."""
+    import models.nn.dphgnn as dp
+    from torch_geometric.utils import scatter, softmax
+    _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=8, max_order=5)
+    m = int(hei[1].max()) + 2  # and a hyperedge without members
+    inc = Incidence(hei, n, m, torch.float64)
+    torch.manual_seed(seed)
+    conv = dp.DPHGNNConv(5, 4, 3, 0.2).double()
+    x = torch.randn(n, 5, dtype=torch.float64, requires_grad=True)
+    s_star = torch.randn(m, 3, dtype=torch.float64, requires_grad=True)
+    v, e = hei
+    feat = conv.w_v(x)
+    alpha = softmax(F.leaky_relu(conv.att(feat)[v].squeeze(-1), 0.2), e, num_nodes=m)
+    y = conv.theta(torch.cat([F.elu(scatter(feat[v] * alpha.unsqueeze(-1), e, 0, dim_size=m, reduce="sum")),
+                              s_star], 1))
+    expected = F.elu(scatter(y[e], v, 0, dim_size=n, reduce="mean")) + conv.w_x(x)
+    inputs = [x, s_star, *conv.parameters()]
+    g_expected = torch.autograd.grad(expected.square().sum(), inputs)
+    monkeypatch.setattr(dp, "_BLOCK_ELEMENTS", 9)  # blocks of two incidences in the attention gradient
+    out = conv(x, s_star, inc, 0.0)
+    torch.testing.assert_close(out, expected)
+    for a, b in zip(torch.autograd.grad(out.square().sum(), inputs), g_expected):
+        torch.testing.assert_close(a, b)

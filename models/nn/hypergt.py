@@ -8,7 +8,6 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.utils.checkpoint import checkpoint
 
 from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, _keep_mask, check_bool,
                       check_choice, check_common, check_float, check_int, dropout as drop)
@@ -31,6 +30,15 @@ def orthogonal_features(num_features: int, dim: int, generator: torch.Generator 
     return torch.cat(blocks)[:num_features] * norms
 
 
+def _kernel_parts(data: Tensor, projection: Tensor, is_query: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``(u, dash, stab, exp(dash - |u|^2/2 - stab))`` of :func:`softmax_kernel`."""
+    u = data * data.size(-1) ** -0.25
+    dash = u @ projection.t()
+    diag = u.square().sum(-1, keepdim=True) / 2
+    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(1, 2), keepdim=True)
+    return u, dash, stab, torch.exp(dash - diag - stab)
+
+
 def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float = 1e-6) -> Tensor:
     r"""Positive random features :math:`\phi` of the softmax kernel (Performer, as NodeFormer computes them):
     with :math:`\mathbf{u} = d^{-1/4}\mathbf{x}`, :math:`\phi(\mathbf{x}) = m^{-1/2}(\exp(\mathbf{W}\mathbf{u}
@@ -38,11 +46,48 @@ def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float 
     \phi(\mathbf{k})] \propto \exp(\mathbf{q}^\top\mathbf{k}/\sqrt{d})`. The stabiliser :math:`c` is the row's
     maximum for queries and the maximum over all tokens for keys (per head), constants that cancel in the
     attention's normalisation. ``data``: ``[H, T, d]``; ``projection``: ``[m, d]``; returns ``[H, T, m]``."""
-    u = data * data.size(-1) ** -0.25
-    dash = u @ projection.t()
-    diag = u.square().sum(-1, keepdim=True) / 2
-    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(1, 2), keepdim=True)
-    return (torch.exp(dash - diag - stab) + eps) / math.sqrt(projection.size(0))
+    return (_kernel_parts(data, projection, is_query)[3] + eps) / math.sqrt(projection.size(0))
+
+
+class _KernelFeatures(torch.autograd.Function):
+    r""":func:`softmax_kernel` of the projected tokens :math:`(\mathbf{z}\mathbf{W}^\top + \mathbf{b}) /
+    \sqrt{\tau}` (``z`` ``[T, D_in]``, ``weight`` ``[H d, D_in]``; returns ``[H, T, m]``), one head at a time and
+    keeping only the inputs: the projection and the exponentials are recomputed in the backward pass, so no
+    ``[H, T, d]`` tensor is held between the passes. The stabiliser's gradient goes to the maxima, shared evenly
+    between ties, as ``amax``'s does."""
+
+    @staticmethod
+    def data(z: Tensor, weight: Tensor, bias: Tensor, head: int, heads: int, tau: float) -> Tensor:
+        """Head ``head``'s projected tokens ``[1, T, d]`` (:math:`/\sqrt{\tau}`)."""
+        rows = slice(head * weight.size(0) // heads, (head + 1) * weight.size(0) // heads)
+        return (F.linear(z, weight[rows], bias[rows]) / math.sqrt(tau)).unsqueeze(0)
+
+    @staticmethod
+    def forward(ctx: Any, z: Tensor, weight: Tensor, bias: Tensor, projection: Tensor,  # type: ignore[override]
+                heads: int, tau: float, is_query: bool) -> Tensor:
+        ctx.heads, ctx.tau, ctx.is_query = heads, tau, is_query
+        ctx.save_for_backward(z, weight, bias, projection)
+        return torch.cat([softmax_kernel(_KernelFeatures.data(z, weight, bias, h, heads, tau), projection, is_query)
+                          for h in range(heads)])
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        z, weight, bias, projection = ctx.saved_tensors
+        d_lin = z.new_empty(z.size(0), weight.size(0))
+        width = weight.size(0) // ctx.heads
+        dims = (-1,) if ctx.is_query else (1, 2)
+        for h in range(ctx.heads):
+            data = _KernelFeatures.data(z, weight, bias, h, ctx.heads, ctx.tau)
+            u, dash, stab, e = _kernel_parts(data, projection, ctx.is_query)
+            a = grad[h:h + 1] * e / math.sqrt(projection.size(0))  # d loss / d exponent
+            ties = dash == stab
+            d_dash = a - ties * (a.sum(dims, keepdim=True) / ties.sum(dims, keepdim=True))
+            du = d_dash @ projection - a.sum(-1, keepdim=True) * u
+            d_lin[:, h * width:(h + 1) * width] = du[0] * (data.size(-1) ** -0.25 / math.sqrt(ctx.tau))
+        dz = d_lin @ weight if ctx.needs_input_grad[0] else None
+        dw = d_lin.t() @ z if ctx.needs_input_grad[1] else None
+        db = d_lin.sum(0) if ctx.needs_input_grad[2] else None
+        return dz, dw, db, None, None, None, None
 
 
 def _token_chunks(total: int, per_token: int) -> list[slice]:
@@ -168,27 +213,42 @@ def gumbel_kernel_attention(qf: Tensor, kf: Tensor, v: Tensor, noise: Tensor) ->
     return weighted_kernel_attention(qf, kf, v, torch.exp(noise - noise.amax(1, keepdim=True)))
 
 
-def _link_sum(qf: Tensor, kf: Tensor, den: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
-    a = (qf[:, end] * kf[:, start]).sum(-1) / den[:, end]
-    return (a.log() * weight).sum()
+class _LinkScores(torch.autograd.Function):
+    r""":math:`\sum_h \sum_l w_l \log \phi(\mathbf{q}_{h,t_l})^\top\phi(\mathbf{k}_{h,s_l})` over links
+    :math:`l = (s_l \to t_l)`, in link chunks of ``[H, C, m]`` gathered features that are rebuilt in the backward
+    pass, which adds each chunk's gradient into one ``[H, T, m]`` buffer per input."""
+
+    @staticmethod
+    def forward(ctx: Any, qf: Tensor, kf: Tensor, start: Tensor, end: Tensor,  # type: ignore[override]
+                weight: Tensor) -> Tensor:
+        total = qf.new_zeros(())
+        for s in _token_chunks(start.numel(), qf.size(0) * qf.size(2)):
+            total += ((qf[:, end[s]] * kf[:, start[s]]).sum(-1).log() * weight[s]).sum()
+        ctx.save_for_backward(qf, kf, start, end, weight)
+        return total
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        qf, kf, start, end, weight = ctx.saved_tensors
+        dq, dk = torch.zeros_like(qf), torch.zeros_like(kf)
+        for s in _token_chunks(start.numel(), qf.size(0) * qf.size(2)):
+            q, k = qf[:, end[s]], kf[:, start[s]]
+            coef = (grad * weight[s] / (q * k).sum(-1)).unsqueeze(-1)  # d/d(dot) of w log(dot)
+            dq.index_add_(1, end[s], coef * k)
+            dk.index_add_(1, start[s], coef * q)
+        return dq, dk, None, None, None
 
 
 def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
     r"""NodeFormer's edge regulariser: the mean over links :math:`(s \to t)` and heads of
     :math:`w_{st}\log a_{ts}`, :math:`a_{ts} = \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_s) / \sum_j
     \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_j)` the attention token :math:`t` pays to :math:`s` (no Gumbel
-    noise), computed for the links only (:math:`O(|\text{links}|)`), in chunks recomputed in the backward pass
-    when the gathered features would be large (Yelp: 5.4M links)."""
-    den = (qf @ kf.sum(1).unsqueeze(-1)).squeeze(-1)
-    step = max(1, _CHECKPOINT_ELEMENTS // (qf.size(0) * qf.size(2)))
-    if start.numel() <= step:
-        total = _link_sum(qf, kf, den, start, end, weight)
-    else:
-        grad = torch.is_grad_enabled()
-        total = sum(checkpoint(_link_sum, qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step],
-                               use_reentrant=False) if grad else
-                    _link_sum(qf, kf, den, start[i:i + step], end[i:i + step], weight[i:i + step])
-                    for i in range(0, start.numel(), step))
+    noise), computed for the links only (:math:`O(|\text{links}|)`, Yelp: 5.4M links): the numerators by
+    :class:`_LinkScores`, the normalisers once per token, :math:`\sum_l w_l \log n_{t_l} = \sum_t
+    (\sum_{l: t_l = t} w_l) \log n_t`."""
+    den = (qf @ kf.sum(1).unsqueeze(-1)).squeeze(-1)  # [H, T]
+    per_target = weight.new_zeros(qf.size(1)).index_add_(0, end, weight)
+    total = _LinkScores.apply(qf, kf, start, end, weight) - (den.log() * per_target).sum()
     return total / max(start.numel() * qf.size(0), 1)
 
 
@@ -245,11 +305,9 @@ class _Attention(nn.Module):
     def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor]:
         """Query and key random features, heads first: ``[H, T, m]`` each; a fresh feature matrix in training (the
         reference redraws it every forward), the stored one in evaluation."""
-        shape = (z.size(0), self.heads, self.hidden)
-        q = self.q(z).view(shape).transpose(0, 1) / math.sqrt(tau)
-        k = self.k(z).view(shape).transpose(0, 1) / math.sqrt(tau)
         proj = orthogonal_features(self.random_features, self.hidden).to(z) if self.training else self.projection
-        return softmax_kernel(q, proj, True), softmax_kernel(k, proj, False)
+        return tuple(_KernelFeatures.apply(z, lin.weight, lin.bias, proj, self.heads, tau, is_query)
+                     for lin, is_query in ((self.q, True), (self.k, False)))
 
     def attend(self, z: Tensor, qf: Tensor, kf: Tensor, w: Tensor, rows: int) -> Tensor:
         r""":math:`\mathrm{Attn}(\mathbf{Z})\mathbf{W}_o + \mathbf{b}_o` for the first ``rows`` tokens, values

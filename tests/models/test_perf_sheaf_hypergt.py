@@ -250,3 +250,31 @@ def test_hypergt_training_forward_equals_dense_gumbel_attention(monkeypatch, kwa
         for a, b in zip(grads((ours * weight).sum() + extra, params),
                         grads((want * weight).sum() + want_extra, params)):
             torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("is_query", [True, False])
+def test_kernel_features_recomputed_in_backward_equal_autograd_with_tied_maxima(is_query):
+    """The per-head kernel features (projection and exponentials recomputed in the backward pass) equal autograd
+    through softmax_kernel, also where the stabiliser's maximum is tied (duplicate feature rows, duplicate
+    tokens), whose gradient amax shares evenly."""
+    g = torch.Generator().manual_seed(5)
+    t, d_in, heads, d, m = 7, 4, 3, 5, 6
+    z = torch.randn(t, d_in, generator=g, dtype=torch.float64)
+    z[3] = z[1]  # two tokens with the same features: the keys' global maximum can tie
+    z.requires_grad_()
+    weight = torch.randn(heads * d, d_in, generator=g, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(heads * d, generator=g, dtype=torch.float64, requires_grad=True)
+    proj = orthogonal_features(m, d, g).double()
+    proj[2] = proj[0]  # a duplicated random feature: every row maximum at feature 0 ties with feature 2
+    tau = 0.25
+    ours = hg._KernelFeatures.apply(z, weight, bias, proj, heads, tau, is_query)
+    data = F.linear(z, weight, bias).view(t, heads, d).transpose(0, 1) / math.sqrt(tau)
+    want = hg.softmax_kernel(data, proj, is_query)
+    torch.testing.assert_close(ours, want)
+    dash = (data * d ** -0.25) @ proj.t()
+    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax((1, 2), keepdim=True)
+    assert ((dash == stab).sum((1, 2)) > (t if is_query else 1)).any()  # ties do occur
+    weight_out = torch.randn(want.shape, generator=g, dtype=torch.float64)
+    tensors = [z, weight, bias]
+    for a, b in zip(grads((ours * weight_out).sum(), tensors), grads((want * weight_out).sum(), tensors)):
+        torch.testing.assert_close(a, b)

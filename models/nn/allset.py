@@ -62,17 +62,17 @@ class PMA(nn.Module):
         score = x @ w_score.t() + (self.lin_k.bias.view(self.heads, -1) * seed).sum(-1)
         alpha = softmax(F.leaky_relu(score, 0.2)[source], target, num_nodes=num_targets)
         if isinstance(x, SparseOperator) or num_targets >= x.size(0):
-            out = weighted_aggregation(inc, to, alpha, self.lin_v(x).view(-1, self.heads, self.head_channels))
+            value = self.lin_v(x).view(-1, self.heads, self.head_channels)
+            out = weighted_aggregation(inc, to, alpha, value) + self.seed
         else:  # sum_j a_j (V x_j + b) = (sum_j a_j x_j) V^T + (sum_j a_j) b: the value map on the fewer rows
             pooled = weighted_aggregation(inc, to, alpha, x.unsqueeze(1).expand(-1, self.heads, -1))
             total = scatter(alpha, target, dim=0, dim_size=num_targets, reduce="sum").unsqueeze(-1)
             weight = self.lin_v.weight.view(self.heads, self.head_channels, -1)
             mapped = (pooled[:, 0] @ weight[0].t()).unsqueeze(1) if self.heads == 1 else \
                 torch.einsum("thi,hci->thc", pooled, weight)
-            out = mapped + total * self.lin_v.bias.view(self.heads, self.head_channels)
-        out = out + self.seed
+            out = mapped.addcmul_(total, self.lin_v.bias.view(self.heads, self.head_channels)).add_(self.seed)
         out = self.ln0(out.reshape(num_targets, -1))
-        return self.ln1(out + F.relu(self.rff(out)))
+        return self.ln1(torch.relu_(self.rff(out)) + out)
 
 
 def layer_norm_linear(x: SparseOperator, norm: nn.LayerNorm, lin: Linear) -> Tensor:

@@ -78,11 +78,12 @@ class EquivSetConv(nn.Module):
         \mathbf{W}_2\mathbf{m}_e` computed per node and per hyperedge. An input LayerNorm (weight
         :math:`\boldsymbol{\gamma}`, bias :math:`\boldsymbol{\beta}`) gives
         :math:`r_p(\mathbf{a}_v + \mathbf{b}_e - \mu_p \mathbf{W}\boldsymbol{\gamma}) + \mathbf{W}\boldsymbol{\beta} +
-        \mathbf{c}` with :math:`\mathbf{a}, \mathbf{b}` the maps by :math:`\mathbf{W}\,\mathrm{diag}\,\boldsymbol{\gamma}`
-        and :math:`\mu_p, r_p` the mean and reciprocal standard deviation of the concatenation, from the means
-        :math:`\bar x_v, \bar m_e` and centred sums of squares :math:`q_v, q_e` of its halves:
-        :math:`\mu_p = (\bar x_v + \bar m_e)/2`, :math:`\sigma_p^2 = (q_v + q_e + \tfrac{C}{2}(\bar x_v -
-        \bar m_e)^2) / 2C`. With one layer the pooling is linear in :math:`\mathbf{a}, \mathbf{b}`, so only
+        \mathbf{c}` with :math:`\mathbf{a}, \mathbf{b}` the maps by
+        :math:`\mathbf{W}\,\mathrm{diag}\,\boldsymbol{\gamma}` and :math:`\mu_p, r_p` the mean and reciprocal
+        standard deviation of the concatenation, from the means :math:`\bar x_v, \bar m_e` and centred sums of
+        squares :math:`q_v, q_e` of its halves: :math:`\mu_p = (\bar x_v + \bar m_e)/2`, :math:`\sigma_p^2 =
+        (q_v + q_e + \tfrac{C}{2}(\bar x_v - \bar m_e)^2) / 2C`. With one layer the pooling is linear in
+        :math:`\mathbf{a}, \mathbf{b}`, so only
         per-incidence scalars are formed."""
         rho, channels = self.rho, x.size(1)
         lin, norm = rho.lins[0], rho.norms[0]

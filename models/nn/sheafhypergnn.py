@@ -161,14 +161,14 @@ class DiagSheafBuilder(nn.Module):
         f = xm.size(1)
         weight, bias = self.lin.weight, self.lin.bias
         if not isinstance(self.norm, nn.LayerNorm):
-            pre = (xm @ weight[:, :f].t())[inc.node] + (em @ weight[:, f:].t())[inc.edge] + bias
+            pre = F.linear(xm, weight[:, :f])[inc.node] + F.linear(em, weight[:, f:])[inc.edge] + bias
             return torch.sigmoid(pre)
         wg = weight * self.norm.weight
         wx, we = wg[:, :f], wg[:, f:]
         mu_x, mu_e = xm.mean(1, keepdim=True), em.mean(1, keepdim=True)
         cx, ce = xm - mu_x, em - mu_e
-        node = torch.cat([cx @ wx.t(), mu_x, cx.square().sum(1, keepdim=True)], 1)[inc.node]  # [nnz, d + 2]
-        edge = torch.cat([ce @ we.t(), mu_e, ce.square().sum(1, keepdim=True)], 1)[inc.edge]
+        node = torch.cat([F.linear(cx, wx), mu_x, cx.square().sum(1, keepdim=True)], 1)[inc.node]  # [nnz, d + 2]
+        edge = torch.cat([F.linear(ce, we), mu_e, ce.square().sum(1, keepdim=True)], 1)[inc.edge]
         gap = node[:, -2:-1] - edge[:, -2:-1]  # mu_v - mu_e
         var = (node[:, -1:] + edge[:, -1:]) / (2 * f) + gap.square() / 4
         centred = node[:, :-2] + edge[:, :-2] + gap / 2 * (wx.sum(1) - we.sum(1))

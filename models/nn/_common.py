@@ -443,10 +443,16 @@ class _Pattern:
         self.crow, self.col = _crow(row, n_dst), col
         self.perm_t = torch.argsort(col * max(n_dst, 1) + row)  # entries in the transpose's row-major order
         self.crow_t, self.col_t = _crow(col, n_src), row[self.perm_t]
-        self.ones = _csr(self.crow, self.col, torch.ones(self.num_entries, dtype=torch.float64), shape)
+        self._ones: dict[torch.dtype, Tensor] = {}
 
     def matrix(self, values: Tensor) -> Tensor:
         return _csr(self.crow, self.col, values, self.shape)
+
+    def ones(self, dtype: torch.dtype) -> Tensor:
+        """The pattern with unit values (the mask of ``torch.sparse.sampled_addmm``)."""
+        if dtype not in self._ones:
+            self._ones[dtype] = self.matrix(torch.ones(self.num_entries, dtype=dtype, device=self.col.device))
+        return self._ones[dtype]
 
     def transposed(self, values: Tensor) -> Tensor:
         return _csr(self.crow_t, self.col_t, values[self.perm_t], (self.shape[1], self.shape[0]))
@@ -481,7 +487,7 @@ class _WeightedAggregate(torch.autograd.Function):
                 gk = pattern.transposed(values[k]) @ g
                 grad_x.append(gk if through is None else through.transposed @ gk)
             if ctx.needs_input_grad[0]:
-                per_entry.append(torch.sparse.sampled_addmm(pattern.ones.to(x.dtype), g, _source(x, k, through).t(),
+                per_entry.append(torch.sparse.sampled_addmm(pattern.ones(x.dtype), g, _source(x, k, through).t(),
                                                             beta=0.0).values())
         if per_entry:
             grad_w = _stack(per_entry)[pattern.inv]

@@ -200,7 +200,11 @@ def naive_dphgnn(model, x, hei, n, m):
 
 
 @pytest.mark.parametrize("seed,star,heads", [(0, "undirected", 1), (1, "directed", 2), (2, "undirected", 2)])
-def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, heads):
+@pytest.mark.parametrize("shared", [False, True], ids=["one-matrix-each", "shared-matrices"])
+def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, heads, shared, monkeypatch):
+    import models.nn.dphgnn as dp
+    if shared:  # the Yelp-scale form: each graph's matrix stored once, operators as scalings of it
+        monkeypatch.setattr(dp, "_FUSE_ENTRIES", 0)
     _, hei, n = random_hypergraph(seed, num_nodes=11, num_edges=7, max_order=5)
     m = int(hei[1].max()) + 1
     x = sparse_features(n, 6, seed)
@@ -217,12 +221,16 @@ def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, he
             torch.testing.assert_close(a, b)
 
 
-def test_dphgnn_star_node_rows_and_their_row_sums():
-    from models.nn.dphgnn import _Structure
+@pytest.mark.parametrize("shared", [False, True])
+def test_dphgnn_star_node_rows_and_their_row_sums(shared, monkeypatch):
+    import models.nn.dphgnn as dp
+    if shared:
+        monkeypatch.setattr(dp, "_FUSE_ENTRIES", 0)
     _, hei, n = random_hypergraph(5, num_nodes=10, num_edges=6)
     m = int(hei[1].max()) + 1
     for star in ("undirected", "directed"):
-        s = _Structure(Incidence(hei, n, m, torch.float64), star)
+        s = dp._Structure(Incidence(hei, n, m, torch.float64), star)
+        assert isinstance(s.a_sg, dp._Scaled) == shared and isinstance(s.l_cg, dp._Scaled) == shared
         lap = s.l_sg.to_dense()
         torch.testing.assert_close(s.l_sg_nodes.to_dense(), lap[:n])
         torch.testing.assert_close(s.l_sg_nodes_sum, lap[:n].sum(1, keepdim=True))
@@ -305,3 +313,21 @@ def test_dphgnn_dff_layer_equals_the_per_incidence_formula_with_gradients(seed, 
     torch.testing.assert_close(out, expected)
     for a, b in zip(torch.autograd.grad(out.square().sum(), inputs), g_expected):
         torch.testing.assert_close(a, b)
+
+
+def test_dphgnn_shared_structure_operators_equal_the_one_matrix_ones(monkeypatch):
+    import models.nn.dphgnn as dp
+    _, hei, n = random_hypergraph(8, num_nodes=12, num_edges=8, max_order=5)
+    m = int(hei[1].max()) + 1
+    inc = Incidence(hei, n, m, torch.float64)
+    fused = dp._Structure(inc, "undirected")
+    hyp = dp.hypergcn_graph(inc, sparse_features(n, 4, 0), True, 0)
+    monkeypatch.setattr(dp, "_FUSE_ENTRIES", 0)
+    shared = dp._Structure(inc, "undirected")
+    z = torch.randn(n, 3, dtype=torch.float64)
+    for name in ("a_cg", "l_cg", "l_hgnn", "l_sym", "l_rw"):
+        assert isinstance(getattr(shared, name), dp._Scaled)
+        torch.testing.assert_close(getattr(shared, name).to_dense(), getattr(fused, name).to_dense())
+        torch.testing.assert_close(getattr(shared, name) @ z, getattr(fused, name) @ z)
+    for a, b in zip(dp.hypergcn_graph(inc, sparse_features(n, 4, 0), True, 0), hyp):
+        torch.testing.assert_close(a.to_dense(), b.to_dense())

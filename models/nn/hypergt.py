@@ -346,7 +346,9 @@ class HyperGT(HypergraphModel):
     with :math:`\mathrm{Attn}_i = \sum_j \phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)\mathbf{v}_j / \sum_j
     \phi(\mathbf{q}_i)^\top\phi(\mathbf{k}_j)` per head (:func:`softmax_kernel`, :func:`kernel_attention`;
     queries and keys divided by :math:`\sqrt{\tau}`; in training the mean of :math:`K` Gumbel-weighted samples,
-    :func:`gumbel_kernel_attention`), :math:`\mathbf{P}_E \in \mathbb{R}^{M \times d}` and
+    :func:`gumbel_kernel_attention`; all samples in one batched product with the value and output maps folded in,
+    :meth:`_Attention.attend`; the last layer's queries for node tokens only, the only rows read),
+    :math:`\mathbf{P}_E \in \mathbb{R}^{M \times d}` and
     :math:`\mathbf{P}_V \in \mathbb{R}^{N \times d}` learned tables (the paper's "HEPE" and "HtEPE": a node's
     encoding sums the rows of its hyperedges, a hyperedge's the rows of its members). The output is a linear map of
     :math:`\mathbf{Z}^{(L)}` (or of all layers concatenated, ``jumping_knowledge``), node tokens only. In training

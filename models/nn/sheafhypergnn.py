@@ -191,11 +191,13 @@ class SheafHyperGNN(HypergraphModel):
         \qquad
         \mathbf{Y} = \mathrm{reshape}_{N \times df}(\mathbf{X}^{(L)})\,\mathbf{W}_{out}
 
-    with :math:`\mathbf{P}_\alpha` the sheaf diffusion of :func:`sheaf_diffusion` (scatters over incidences, no
-    :math:`Nd \times Md` matrix), :math:`\alpha^{(l)}` from :class:`DiagSheafBuilder` applied to
-    :math:`\mathbf{X}^{(l)}` and to the hyperedge features :math:`\mathbf{E} = \mathrm{reshape}(\mathbf{D}_e^{-1}
-    \mathbf{H}^\top\mathbf{X}\mathbf{W}_0 + \mathbf{c}_0)` (the mean of each hyperedge's members, the
-    official ``init_hedge="avg"``), LN a LayerNorm over the :math:`f` channels (``input_norm``), and
+    with :math:`\mathbf{P}_\alpha` the sheaf diffusion of :func:`sheaf_diffusion` (two sparse products with
+    :math:`\mathrm{nnz}\cdot d` entries, no dense :math:`Nd \times Md` matrix and no per-incidence feature rows),
+    :math:`\alpha^{(l)}` from :class:`DiagSheafBuilder` applied to :math:`\mathbf{X}^{(l)}` and to the hyperedge
+    features :math:`\mathbf{E} = \mathrm{reshape}(\mathbf{D}_e^{-1}\mathbf{H}^\top\mathbf{X}\mathbf{W}_0 +
+    \mathbf{c}_0)` (the mean of each hyperedge's members, the official ``init_hedge="avg"``; computed as the member
+    mean of :math:`\mathbf{X}\mathbf{W}_0`, which equals :math:`\mathbf{W}_0` applied to the member means, and
+    only its stalk mean, all the builders read), LN a LayerNorm over the :math:`f` channels (``input_norm``), and
     :math:`\sigma` ELU with dropout on hidden layers (identity on the last).
     ``restriction_grad=False`` is DHG-Bench's (and the official code's) behaviour: its sparse products
     (``torch_sparse.spspmm``) are not differentiable in the maps, so the sheaf builders never train and the maps

@@ -32,6 +32,7 @@ def test_blocked_layers_equal_one_pass(monkeypatch, layers, kw):
     monkeypatch.setattr(legcn.LEGCN, "_block", lambda self, i, s, e, *a: blocks.append((i, s, e)) or
                         real(self, i, s, e, *a))
     monkeypatch.setattr(legcn, "BLOCK_ELEMENTS", 20)  # 3 incidences per block at width 6
+    monkeypatch.setattr(legcn, "BLOCK_THRESHOLD", 20)
     blocked = _run(model, x, hei)
     assert len({b for b in blocks if b[0] == 0}) > 3  # the blocked path ran, in several blocks
     for got, want in zip(blocked, full):
@@ -45,6 +46,7 @@ def test_blocked_training_gradient_replays_the_dropout_masks(monkeypatch):
     model = build_model("LEGCN", in_channels=5, hidden_channels=6, out_channels=3, dropout=0.5).double().train()
     x = torch.randn(n, 5, dtype=torch.float64)
     monkeypatch.setattr(legcn, "BLOCK_ELEMENTS", 20)
+    monkeypatch.setattr(legcn, "BLOCK_THRESHOLD", 20)
     w = torch.randn(n, 3, dtype=torch.float64)
 
     def loss():

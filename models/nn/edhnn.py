@@ -23,7 +23,8 @@ from .registry import register_model
 #: Above this many floats in one ``nnz x C`` message tensor, a deeper :math:`\hat\rho` runs in chunks of
 #: incidences (a multiple of 4 each, so a one-hidden-layer :math:`\hat\rho` draws the same dropout masks as in
 #: one piece; with more hidden layers the masks are drawn chunk by chunk, the same distribution).
-CHUNK_FLOATS = 1 << 24
+CHUNK_FLOATS = 1 << 22
+MAX_CHUNKS = 32  # at most this many chunks: each chunk's backward writes full-size gradients of the two maps
 
 
 def _row_stats(t: Tensor) -> tuple[Tensor, Tensor]:
@@ -127,7 +128,7 @@ class EquivSetConv(nn.Module):
         stats = (rstd, mu) if layer_norm else ()
         if inc.nnz * channels <= CHUNK_FLOATS:
             return pooled(a, b, *stats)
-        step = max(4, CHUNK_FLOATS // channels // 4 * 4)
+        step = max(4, CHUNK_FLOATS // channels // 4 * 4, -(-inc.nnz // (4 * MAX_CHUNKS)) * 4)
         out = None
         for start in range(0, inc.nnz, step):
             part = slice(start, start + step)

@@ -331,3 +331,23 @@ def test_dphgnn_shared_structure_operators_equal_the_one_matrix_ones(monkeypatch
         torch.testing.assert_close(getattr(shared, name) @ z, getattr(fused, name) @ z)
     for a, b in zip(dp.hypergcn_graph(inc, sparse_features(n, 4, 0), True, 0), hyp):
         torch.testing.assert_close(a.to_dense(), b.to_dense())
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5])
+def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
+    from models.nn._common import dropout
+    from models.nn.hjrl import _BiasReluDropout
+    g = torch.Generator().manual_seed(2)
+    t = torch.randn(9, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(6, dtype=torch.float64, generator=g, requires_grad=True)
+    up = torch.randn(9, 6, dtype=torch.float64, generator=g)
+    torch.manual_seed(4)
+    expected = dropout(F.relu(t + b), p, True)
+    g_expected = torch.autograd.grad((expected * up).sum(), (t, b))
+    torch.manual_seed(4)  # the same mask
+    out = _BiasReluDropout.apply(t, b, p)
+    torch.testing.assert_close(out, expected)
+    for a, c in zip(torch.autograd.grad((out * up).sum(), (t, b)), g_expected):
+        torch.testing.assert_close(a, c)
+    if p:
+        assert (out == 0).sum() > (F.relu(t + b) == 0).sum()  # the mask dropped entries

@@ -15,6 +15,7 @@ from .registry import register_model
 
 RECONSTRUCTIONS = ("paper", "dhgbench")
 _CHUNK_ELEMENTS = 1 << 20  # node-hyperedge pairs scored at a time by the reconstruction loss
+_PARTIAL_ELEMENTS = 1 << 24  # dense entries of partly covered hyperedge rows kept sparse beside full ones
 _COLUMN_BLOCK = 4096  # hyperedges per tile of those pairs (tiles of about 256 x 4096, in cache)
 
 
@@ -129,22 +130,26 @@ class _AddToLoss(torch.autograd.Function):
 
 
 class _FullRows(SparseOperator):
-    r"""The hyperedge input :math:`\mathbf{Y}^{(0)} = \mathbf{u}\mathbf{1}^\top c` (:math:`u_e \in \{0, 1\}`,
-    :math:`c = 1/F` row-normalised, else 1) when every hyperedge's indicator is all ones or all zeros:
-    :math:`\mathbf{Y}^{(0)}\mathbf{W} = \mathbf{u}\,(c\,\mathbf{1}^\top\mathbf{W})`, no :math:`M \times F`
-    matrix (at Yelp scale with dense features it would be 730,060 x 1,862 floats, 5.4 GB)."""
+    r"""The hyperedge input :math:`\mathbf{Y}^{(0)} = c\,\mathbf{u}\mathbf{1}^\top + \mathbf{R}`
+    (:math:`u_e = 1` for a hyperedge whose indicator is all ones, :math:`c = 1/F` row-normalised, else 1;
+    :math:`\mathbf{R}` the sparse rows of the other hyperedges that see some features):
+    :math:`\mathbf{Y}^{(0)}\mathbf{W} = \mathbf{u}\,(c\,\mathbf{1}^\top\mathbf{W}) + \mathbf{R}\mathbf{W}`, no
+    dense :math:`M \times F` matrix (at Yelp scale with dense features it would be 730,060 x 1,862 floats, 5.4 GB;
+    random real features leave a few rows with an exact float cancellation, hence :math:`\mathbf{R}`)."""
 
-    def __init__(self, u: Tensor, num_features: int, normalise: bool) -> None:
+    def __init__(self, u: Tensor, num_features: int, normalise: bool, rest: SparseOperator | None = None) -> None:
         self.shape = (int(u.numel()), int(num_features))
-        self.u, self.scale = u.contiguous(), 1.0 / max(num_features, 1) if normalise else 1.0
+        self.u, self.scale, self.rest = u.contiguous(), 1.0 / max(num_features, 1) if normalise else 1.0, rest
 
     def to_dense(self) -> Tensor:
-        return (self.u * self.scale).unsqueeze(1).expand(self.shape).clone()
+        out = (self.u * self.scale).unsqueeze(1).expand(self.shape).clone()
+        return out if self.rest is None else out + self.rest.to_dense()
 
     def __matmul__(self, w: Tensor) -> Tensor:
         if w.dim() != 2:
             raise ValueError(f"_FullRows multiplies 2-D tensors, got shape {tuple(w.shape)}")
-        return self.u.unsqueeze(1) * (w.sum(0) * self.scale)
+        out = self.u.unsqueeze(1) * (w.sum(0) * self.scale)
+        return out if self.rest is None else out + self.rest @ w
 
 
 class _BiasReluDropout(torch.autograd.Function):
@@ -261,10 +266,13 @@ class HJRL(HypergraphModel):
         with torch.no_grad():  # nonzero counts of H^T X by column blocks: no M x F tensor yet
             step = max(1, (1 << 24) // max(inc.num_edges, 1))
             count = sum(((ht @ xd[:, i:i + step]) != 0).sum(1) for i in range(0, xd.size(1), step))
-        if not torch.is_tensor(count) or bool(((count == 0) | (count == xd.size(1))).all()):
-            # every hyperedge sees all features or none (dense real-valued features): Y = u 1^T / F
-            y: Tensor | SparseOperator = _FullRows(torch.as_tensor(count).ne(0).to(inc.dtype).expand(inc.num_edges),
-                                                   xd.size(1), self.row_normalize)
+        count = torch.as_tensor(count).expand(inc.num_edges)
+        partial = ((count != 0) & (count != xd.size(1))).nonzero().view(-1)
+        if partial.numel() * xd.size(1) <= max(_PARTIAL_ELEMENTS, inc.num_edges * xd.size(1) // 16):
+            # (nearly) every hyperedge sees all features or none, as with dense real-valued features:
+            # Y = u 1^T / F plus the few other rows (exact float cancellations) from a sparse matrix
+            y: Tensor | SparseOperator = _FullRows(count.eq(xd.size(1)).to(inc.dtype), xd.size(1),
+                                                   self.row_normalize, self._partial_rows(inc, xd, partial))
         else:
             y = ((ht @ xd) != 0).to(inc.dtype)
             if self.row_normalize:
@@ -272,6 +280,22 @@ class HJRL(HypergraphModel):
         if self.row_normalize:
             xd = xd * _inv(xd.sum(1, keepdim=True))
         return xd, y
+
+    def _partial_rows(self, inc: Incidence, xd: Tensor, rows: Tensor) -> SparseOperator | None:
+        """The indicator rows of the hyperedges ``rows`` (as :meth:`_inputs` normalises them) in an
+        ``M x F`` sparse matrix, or ``None`` for no rows."""
+        if rows.numel() == 0:
+            return None
+        rank = torch.full((inc.num_edges,), -1, dtype=torch.long, device=rows.device)
+        rank[rows] = torch.arange(rows.numel(), device=rows.device)
+        keep = rank[inc.edge] >= 0
+        ones = torch.ones(int(keep.sum()), dtype=xd.dtype, device=xd.device)
+        sub = SparseOperator(rank[inc.edge[keep]], inc.node[keep], ones, (rows.numel(), inc.num_nodes))
+        r, c = ((sub @ xd) != 0).nonzero(as_tuple=True)
+        vals = torch.ones(r.numel(), dtype=xd.dtype, device=xd.device)
+        if self.row_normalize:
+            vals = _inv(torch.zeros(rows.numel(), dtype=xd.dtype, device=xd.device).index_add_(0, r, vals))[r]
+        return SparseOperator(rows[r], c, vals, (inc.num_edges, xd.size(1)))
 
     def _sparse_inputs(self, inc: Incidence, feats: SparseOperator) -> tuple[SparseOperator, SparseOperator]:
         r"""The inputs of :meth:`_inputs` for sparse features, kept sparse: the same values, and the pattern of

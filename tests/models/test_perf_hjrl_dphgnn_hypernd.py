@@ -237,7 +237,8 @@ def test_dphgnn_star_node_rows_and_their_row_sums(shared, monkeypatch):
 
 
 @pytest.mark.parametrize("row_normalize", [True, False])
-def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(row_normalize):
+def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(row_normalize, monkeypatch):
+    import models.nn.hjrl as hj
     """Dense real-valued features: every hyperedge indicator is all ones (or all zeros for an empty hyperedge),
     so Y = u 1^T / F is kept as a vector; the outputs and gradients equal the dense-H computation."""
     from models.nn.hjrl import _FullRows
@@ -259,8 +260,17 @@ def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(ro
     torch.testing.assert_close(torch.autograd.grad((ys @ w).square().sum(), w)[0],
                                torch.autograd.grad((yd @ w).square().sum(), w)[0])
     x_mixed = x.clone()
-    x_mixed[hei[0][hei[1] == 2], 1] = 0.0  # a hyperedge without feature 1: the dense indicator path
-    assert not isinstance(model._inputs(model.incidence(x_mixed, hei, m), x_mixed)[1], _FullRows)
+    x_mixed[hei[0][hei[1] == 2], 1] = 0.0  # a hyperedge without feature 1: a sparse row beside the full ones
+    x_mixed[0, 3], x_mixed[1, 3] = 1.0, -1.0  # and an exact cancellation wherever nodes 0 and 1 meet
+    mixed = model._inputs(model.incidence(x_mixed, hei, m), x_mixed)[1]
+    assert isinstance(mixed, _FullRows) and mixed.rest is not None
+    yd_mixed = naive_hjrl_inputs(x_mixed, hei, n, m)[1]
+    if not row_normalize:
+        yd_mixed = (yd_mixed != 0).double()
+    torch.testing.assert_close(mixed.to_dense(), yd_mixed)
+    torch.testing.assert_close(mixed @ w, yd_mixed @ w)
+    monkeypatch.setattr(hj, "_PARTIAL_ELEMENTS", 0)  # too many partial rows: the dense indicator
+    assert isinstance(model._inputs(model.incidence(x_mixed, hei, m), x_mixed)[1], torch.Tensor)
     model.train()
     out = model(x, hei, m)
     h_ref, y_ref = xd, yd  # the same layers on the dense inputs

@@ -160,6 +160,9 @@ _GENERAL_KEYS = {"hidden": "MLP_hidden", "num_layers": "All_num_layers", "dropou
 #: LearnMask for AllDeepSets): our model keyword -> DHG-Bench key (a constant where ours has no keyword).
 _MISSING_KEYS = {"CEGCN": {"use_bn": "use_bn"}, "CEGAT": {"use_bn": "use_bn", "heads": "heads", "concat": "concat"},
                  "AllDeepSets": {"LearnMask": False}}
+#: Classes whose width is another key than ``MLP_hidden`` (HyperGT's reads ``hidden_channels`` and ignores
+#: ``MLP_hidden``; the wheel's cora entry says 32, our config 128): set from our ``hidden`` as well.
+_WIDTH_KEYS = {"HyperGT": "hidden_channels"}
 #: Options that make our model compute the wheel's function, for the copied-weights output check only (the timing
 #: uses our config as is).
 SAME_FUNCTION_OPTIONS = {"LEGCN": {"expansion": "isolated"}, "SheafHyperGNN": {"restriction_grad": False},
@@ -265,6 +268,8 @@ def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, 
             setattr(args, theirs, cfg.model[ours])
         else:
             setattr(args, ours, theirs)
+    if name in _WIDTH_KEYS:
+        setattr(args, _WIDTH_KEYS[name], cfg.trainer.hidden)
     n = x_dense.shape[0]
     v2e = torch.stack([hyperedge_index[0], hyperedge_index[1] + n])
     pyg = Data(x=x_dense, edge_index=torch.cat([v2e, v2e.flip(0)], 1), y=y, n_x=torch.tensor([n]),

@@ -84,8 +84,7 @@ class EquivSetConv(nn.Module):
         standard deviation of the concatenation, from the means :math:`\bar x_v, \bar m_e` and centred sums of
         squares :math:`q_v, q_e` of its halves: :math:`\mu_p = (\bar x_v + \bar m_e)/2`, :math:`\sigma_p^2 =
         (q_v + q_e + \tfrac{C}{2}(\bar x_v - \bar m_e)^2) / 2C`. With one layer the pooling is linear in
-        :math:`\mathbf{a}, \mathbf{b}`, so only
-        per-incidence scalars are formed."""
+        :math:`\mathbf{a}, \mathbf{b}`, so only per-incidence scalars are formed."""
         rho, channels = self.rho, x.size(1)
         lin, norm = rho.lins[0], rho.norms[0]
         layer_norm = isinstance(norm, nn.LayerNorm)

@@ -116,7 +116,9 @@ class _RowSplitProduct(torch.autograd.Function):
             g_dense, block = grad[feats.dense_rows], feats.block
         live = g_dense.ne(0).any(1)  # rows outside the loss (e.g. nodes not in the training split) give 0
         if int(live.sum()) < _SKIP_ZERO_ROWS * live.numel():
-            g_dense, block = g_dense[live], block[live]
+            if feats.live is None or not torch.equal(feats.live[0], live):  # the same rows every step: kept
+                feats.live = (live, block[live])
+            g_dense, block = g_dense[live], feats.live[1]
         grad_wt = g_dense.t() @ block  # in the layout of Linear.weight, whose transpose ``w`` is
         if feats.sparse is not None:
             grad_wt += (feats.sparse.transposed @ grad[feats.sparse_rows].contiguous()).t()
@@ -129,11 +131,12 @@ class DiffusedFeatures(SparseOperator):
     (on Cora the nodes whose only hyperedge is their singleton, about 1.3 % nonzero, half the nodes) are kept as
     CSR and the others as one dense block, and the weight gradient
     :math:`\mathbf{F}^\top\mathbf{G}` skips the rows where :math:`\mathbf{G}` is zero (the nodes outside the
-    loss). The same product as ``F @ W``, up to float rounding."""
+    loss; those rows of the block are kept while they stay the same). The same product as ``F @ W``, up to float
+    rounding."""
 
     def __init__(self, f: Tensor) -> None:
         self.shape = (int(f.size(0)), int(f.size(1)))
-        self.full = f
+        self.full, self.live = f, None
         sparse = f.ne(0).sum(1) <= _SPARSE_ROW_DENSITY * f.size(1)
         if bool(sparse.any()):
             self.dense_rows, self.sparse_rows = (~sparse).nonzero().view(-1), sparse.nonzero().view(-1)

@@ -131,6 +131,11 @@ def test_hypernd_row_split_product_equals_the_dense_product_with_gradients(layou
     torch.testing.assert_close(out, f @ w)
     (grad,) = torch.autograd.grad((out * up).sum(), w)
     torch.testing.assert_close(grad, f.t() @ up)
+    for zero in ([0, 1, 4, 7, 8], [2, 3, 5, 9, 10, 11], [0, 1, 4, 7, 8]):  # the kept rows follow the loss's rows
+        up = torch.randn(12, 4, dtype=torch.float64, generator=g)
+        up[zero] = 0.0
+        (grad,) = torch.autograd.grad(((feats @ w) * up).sum(), w)
+        torch.testing.assert_close(grad, f.t() @ up)
     with torch.no_grad():
         torch.testing.assert_close(feats @ w, f @ w)
     torch.testing.assert_close(feats.to_dense(), f)

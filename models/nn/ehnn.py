@@ -7,11 +7,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, check_choice, check_common, check_int,
-                      check_probability, dropout as drop)
+from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, check_choice, check_common,
+                      check_int, check_probability, dropout as drop)
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
-from .thypergnn import BagOperator
 
 
 def order_encoding(order: Tensor, dim: int, dtype: torch.dtype = torch.float32) -> Tensor:

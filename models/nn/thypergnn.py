@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, SparseOperator, check_choice, check_common, check_int, dense,
-                      dropout as drop)
+from ._common import (BagOperator, HypergraphModel, Incidence, SparseOperator, check_choice, check_common,
+                      check_int, dense, dropout as drop)
 from .registry import register_model
 
 _CHUNK = 1 << 18  # rows x features elements of each coefficient tensor per chunk (cache-sized: 2.7x faster than 4M)
@@ -215,45 +215,6 @@ class THyperGNN(HypergraphModel):
 
     def _combine(self, h: Tensor, msg: Tensor) -> Tensor:
         return torch.cat([h, msg], dim=1) if self.combine == "concat" else h + msg
-
-
-class BagOperator(SparseOperator):
-    """A constant sparse matrix whose products ``A @ W`` (and their gradient ``A^T G``) run as
-    ``embedding_bag`` sums of the rows of ``W`` weighted by ``A``'s values: about 2.5x faster than the CSR
-    product on CPU for a few hundred thousand nonzeros (measured on T-HyperGNN's Cora input, 1.2e5 nonzeros x
-    128 columns: 2.7 ms against 7.1 ms). The same values up to float rounding. :meth:`wrap` reuses the CSR
-    arrays of a :class:`SparseOperator` (TF-HNN's and EHNN's sparse features and propagation use it too)."""
-
-    @classmethod
-    def wrap(cls, op: SparseOperator) -> "BagOperator":
-        new = object.__new__(cls)
-        new.__dict__.update(op.__dict__)
-        return new
-
-    def with_values(self, values: Tensor) -> "BagOperator":
-        return BagOperator.wrap(super().with_values(values))
-
-    def __matmul__(self, w: Tensor) -> Tensor:
-        if w.dim() != 2:
-            raise ValueError(f"BagOperator multiplies 2-D tensors, got shape {tuple(w.shape)}")
-        return _BagProduct.apply(w, self) if torch.is_grad_enabled() and w.requires_grad else _bag(self.matrix, w)
-
-
-def _bag(csr: Tensor, w: Tensor) -> Tensor:
-    """``csr @ w`` by ``embedding_bag``; ``w`` made contiguous first (a transposed ``Linear`` weight is 10x slower)."""
-    return F.embedding_bag(csr.col_indices(), w.contiguous(), csr.crow_indices()[:-1], mode="sum",
-                           per_sample_weights=csr.values())
-
-
-class _BagProduct(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, w: Tensor, op: BagOperator) -> Tensor:  # type: ignore[override]
-        ctx.op = op
-        return _bag(op.matrix, w)
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
-        return _bag(ctx.op.transposed, grad.contiguous()), None
 
 
 def _constant_operand(z: Tensor) -> Tensor | SparseOperator:

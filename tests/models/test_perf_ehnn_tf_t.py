@@ -250,7 +250,7 @@ def test_thypergnn_output_weight_stays_column_major_through_state_dict_and_reset
 
 def test_thypergnn_bag_operator_products_and_gradient_equal_the_dense_matrix():
     """embedding_bag products over a sparse matrix with empty rows and columns: A @ W and A^T G exactly."""
-    from models.nn.thypergnn import BagOperator
+    from models.nn._common import BagOperator
     a = torch.zeros(6, 5, dtype=torch.float64)
     a[0, 1], a[0, 4], a[2, 1], a[3, 0], a[5, 4], a[5, 2] = 1.5, -2.0, 0.5, 3.0, 1.0, -1.0  # rows 1, 4 empty
     row, col = a.nonzero(as_tuple=True)

@@ -44,22 +44,12 @@ DATASETS = {"trivago": "synthetic-trivago", "yelp": "synthetic-yelp"}  # cheaper
 #: Why a model did not finish at full scale (N nodes, M hyperedges with the singletons, P incidences, F features,
 #: h hidden width), from the measured runs: the memory or time term that rules it out.
 NOTES: dict[str, str | dict[str, str]] = {
-    "DPHGNN": {"trivago": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost about "
-                          "4 N^2 d flops each per forward (d = 64), 1.5e13 forward and about 4.5e13 with backward "
-                          "at N = 172,738: over 30 minutes on one loaded core",
-               "yelp": "out of memory; not analysed here (its clique and HyperGCN expansions at expansion_dim 256 "
-                       "over sum |e|^2 = 3.3e7 clique pairs are the candidates)"},
-    "ED-HNN": "its per-incidence MLPs keep P x 2h tensors for backward: P = 4.57e6 incidences at Yelp x 256 x 4 B "
-              "= 4.7 GB each, several per layer",
-    "CEGAT": "GATConv on the clique expansion keeps per-pair messages of heads x hidden floats: sum |e|^2 = "
-             "3.3e7 pairs at Yelp (sizes 2 + Poisson(4.66)) x 8 heads x 32 x 4 B = 34 GB (the paper: OOM too)",
-    "SheafHyperGNN": "not analysed here; the candidates are its per-incidence stalk tensors (P x d x h floats, "
-                     "9.0e5 x 2 x 128 x 4 B = 0.9 GB each at Trivago, several kept per layer for backward)",
-    "UniGAT": "not analysed here; the candidates are its per-incidence attention messages (P x heads x h floats)",
-    "HJRL": "ours ran out in its exact reconstruction loss over all N M node-hyperedge pairs (7.0e10 at Trivago, "
-            "summed in about 17,000 checkpointed chunks of 10 rows); not analysed further here, the sampled loss "
-            "(model.reconstruction_samples) bounds it; the reference's dense N x M incidence alone needs 4 N M "
-            "bytes = 280 GB",
+    "DPHGNN": {"trivago": "time, not memory: its two attention blocks (SDPA, no N x N matrix kept) cost 7 products "
+                          "of 2 N^2 d flops each, 28 x 172,738^2 x 64 = 5.4e13 flops per epoch with backward at "
+                          "d = 64: 1,300-2,500 s on one loaded core (rerun with --timeout-s 3600)"},
+    "HJRL": {"trivago": "time: the exact reconstruction loss over all N M = 7.0e10 node-hyperedge pairs is three "
+                        "products of 2 N M C flops (6.7e13 at C = 160), over 1,700 s on one core; memory stays "
+                        "O((N + M) C). HJRL.yaml's trivago entry samples it (reconstruction_samples=1048576)"},
 }
 
 
@@ -154,6 +144,11 @@ def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: 
             cells += _cell(doc)
             note = NOTES.get(m)
             note = note.get(d) if isinstance(note, dict) else note
+            if doc is None and note:
+                notes.append(f"{d}: not measured; {note}")
+            extra = [o for o in (doc or {}).get("overrides", []) if o != "epochs=1"]
+            if doc is not None and doc["status"] == "ok" and extra:
+                notes.append(f"{d}: with {' '.join(extra)}")
             if doc is not None and doc["status"] == "oom":
                 notes.append(f"{d}: {note or 'out of memory; no formula recorded'}")
             elif doc is not None and doc["status"] == "error":

@@ -86,7 +86,7 @@ def _laplacian(a: SparseOperator) -> _Scaled | SparseOperator:
 
 
 class _Structure:
-    """The structure-only operators of DPHGNN (computed once per hypergraph): clique and star graphs with their
+    r"""The structure-only operators of DPHGNN (computed once per hypergraph): clique and star graphs with their
     rownorm+I adjacencies and Laplacians, HGNN's three Laplacians, the final HypergraphConv operator. Operators
     of one graph share its stored matrix (:class:`_Scaled`); the clique graph reuses the pattern of HGNN's
     :math:`\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top + \mathbf{I}` with other values."""
@@ -251,7 +251,7 @@ class TopologyAwareAttention(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 pre: tuple[tuple[nn.Linear, Tensor], ...] | None = None) -> Tensor:
-        """With ``pre`` ``((lin, r), ...)`` per input, input ``t`` stands for :math:`t\mathbf{W}^\top +
+        r"""With ``pre`` ``((lin, r), ...)`` per input, input ``t`` stands for :math:`t\mathbf{W}^\top +
         \mathbf{r}\mathbf{b}^\top` (``lin``'s weight and bias, ``r`` a column): for a linear map applied before a
         sparse operator :math:`\mathbf{L}`, :math:`\mathbf{L}(\mathbf{Z}\mathbf{W}^\top + \mathbf{1}\mathbf{b}^\top)
         = (\mathbf{L}\mathbf{Z})\mathbf{W}^\top + (\mathbf{L}\mathbf{1})\mathbf{b}^\top`. Each input's maps
@@ -304,7 +304,7 @@ class DPHGNNConv(nn.Module):
 
 
 class _IncidencePattern:
-    """The incidence pattern in CSR order by hyperedge and by node (for :class:`_WeightedSum`), and the constant
+    r"""The incidence pattern in CSR order by hyperedge and by node (for :class:`_WeightedSum`), and the constant
     mean over a node's hyperedges :math:`\mathbf{D}_v^{-1}\mathbf{H}`."""
 
     def __init__(self, inc: Incidence) -> None:
@@ -319,7 +319,7 @@ class _IncidencePattern:
         self.mean_over_edges = SparseOperator(v, e, _inv(inc.deg_v)[v], (n, m))
 
     def matrix(self, alpha: Tensor, transposed: bool = False) -> Tensor:
-        """:math:`\mathbf{A}_{ev} = \alpha_{ve}` (``M x N``) as CSR, or its transpose."""
+        r""":math:`\mathbf{A}_{ev} = \alpha_{ve}` (``M x N``) as CSR, or its transpose."""
         if transposed:
             order = self.by_node
             return _csr(self.node_crow, self.edge[order], alpha[order], (self.shape[1], self.shape[0]))

@@ -58,7 +58,7 @@ class _KernelFeatures(torch.autograd.Function):
 
     @staticmethod
     def data(z: Tensor, weight: Tensor, bias: Tensor, head: int, heads: int, tau: float) -> Tensor:
-        """Head ``head``'s projected tokens ``[1, T, d]`` (:math:`/\sqrt{\tau}`)."""
+        r"""Head ``head``'s projected tokens ``[1, T, d]`` (:math:`/\sqrt{\tau}`)."""
         rows = slice(head * weight.size(0) // heads, (head + 1) * weight.size(0) // heads)
         return (F.linear(z, weight[rows], bias[rows]) / math.sqrt(tau)).unsqueeze(0)
 

@@ -47,3 +47,14 @@ def graph_set(num=30, seed=0, nodes_stop=8, extra_edges=3):
         graphs.append(HypergraphData(x=x + 0.1 * torch.rand(n, 3), y=torch.tensor([i % 2]), num_nodes=n,
                                      hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=len(hes)))
     return HypergraphGraphDataset(graphs, num_classes=2, num_features=3, name="toy-graphs")
+
+
+def output_and_grads(model, x, hyperedge_index) -> list:
+    """``[output, d/dx, d/dparam...]`` of a fixed, non-symmetric weighting of ``model(x, hyperedge_index)``:
+    two implementations of one function must agree on all of them."""
+    x = x.clone().requires_grad_(True)
+    out = model(x, hyperedge_index)
+    (out * torch.arange(out.numel(), dtype=out.dtype).view_as(out).sin()).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    return [out.detach(), x.grad, *grads]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hnn_toys import random_hypergraph
+from hnn_toys import output_and_grads, random_hypergraph
 from models.nn import build_model
 from models.nn import cegat
 
@@ -17,28 +17,17 @@ def _model_and_data(seed: int, concat: bool):
     return model, torch.randn(n, 6), hei
 
 
-def _run(model, x, hei):
-    x = x.clone().requires_grad_(True)
-    out = model(x, hei)
-    (out * torch.arange(out.numel(), dtype=out.dtype).view_as(out).sin()).sum().backward()
-    grads = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
-    return out.detach(), x.grad, grads
-
-
 @pytest.mark.parametrize("seed,concat", [(0, True), (1, False), (2, True)])
 def test_blocked_attention_equals_one_pass(monkeypatch, seed, concat):
     model, x, hei = _model_and_data(seed, concat)
-    full = _run(model, x, hei)
+    full = output_and_grads(model, x, hei)
     calls = []
     real = cegat.target_blocks
     monkeypatch.setattr(cegat, "target_blocks", lambda *a: calls.append(real(*a)) or calls[-1])
     monkeypatch.setattr(cegat, "BLOCK_ELEMENTS", 24)  # a few edges per block at 3 heads x 4 channels
-    blocked = _run(model, x, hei)
+    blocked = output_and_grads(model, x, hei)
     assert calls and max(len(b) for b in calls) > 3  # the blocked path ran, in several blocks
-    torch.testing.assert_close(blocked[0], full[0], rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(blocked[1], full[1], rtol=1e-5, atol=1e-6)
-    for got, want in zip(blocked[2], full[2]):
+    for got, want in zip(blocked, full):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 

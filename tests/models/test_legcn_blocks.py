@@ -4,18 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hnn_toys import random_hypergraph
+from hnn_toys import output_and_grads, random_hypergraph
 from models.nn import build_model
 from models.nn import legcn
-
-
-def _run(model, x, hei):
-    x = x.clone().requires_grad_(True)
-    out = model(x, hei)
-    (out * torch.arange(out.numel(), dtype=out.dtype).view_as(out).cos()).sum().backward()
-    grads = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
-    return [out.detach(), x.grad, *grads]
 
 
 @pytest.mark.parametrize("layers,kw", [(1, {}), (2, {}), (3, {"vertex_weight": 0.3, "edge_weight": 2.0}),
@@ -26,14 +17,14 @@ def test_blocked_layers_equal_one_pass(monkeypatch, layers, kw):
     model = build_model("LEGCN", in_channels=5, hidden_channels=6, out_channels=3, num_layers=layers,
                         dropout=0.0, **kw).double()
     x = torch.randn(n, 5, dtype=torch.float64)
-    full = _run(model, x, hei)
+    full = output_and_grads(model, x, hei)
     blocks = []
     real = legcn.LEGCN._block
     monkeypatch.setattr(legcn.LEGCN, "_block", lambda self, i, s, e, *a: blocks.append((i, s, e)) or
                         real(self, i, s, e, *a))
     monkeypatch.setattr(legcn, "BLOCK_ELEMENTS", 20)  # 3 incidences per block at width 6
     monkeypatch.setattr(legcn, "BLOCK_THRESHOLD", 20)
-    blocked = _run(model, x, hei)
+    blocked = output_and_grads(model, x, hei)
     assert len({b for b in blocks if b[0] == 0}) > 3  # the blocked path ran, in several blocks
     for got, want in zip(blocked, full):
         torch.testing.assert_close(got, want)

@@ -58,3 +58,17 @@ def output_and_grads(model, x, hyperedge_index) -> list:
     grads = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
     return [out.detach(), x.grad, *grads]
+
+
+def dense_hjrl_reconstruction(xo, yo, h, style: str):
+    """HJRL's reconstruction loss written densely over the ``N x M`` incidence ``h``: BCE with logits of
+    ``X Y^T`` and positive weight ``(NM - nnz)/nnz`` (``"paper"``), or the reference's sigmoid of
+    ``log_softmax(X) Y^T`` with ``(N^2 - nnz)/nnz`` (``"dhgbench"``)."""
+    import torch.nn.functional as F
+
+    n, m = h.shape
+    if style == "paper":
+        logits, pw = xo @ yo.t(), (n * m - h.sum()) / h.sum()
+    else:
+        logits, pw = torch.sigmoid(F.log_softmax(xo, -1) @ yo.t()), (n * n - h.sum()) / h.sum()
+    return F.binary_cross_entropy_with_logits(logits, h, pos_weight=pw)

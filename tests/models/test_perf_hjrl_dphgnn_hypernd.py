@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hnn_toys import random_hypergraph  # noqa: E402
+from hnn_toys import dense_hjrl_reconstruction, random_hypergraph  # noqa: E402
 from models.nn import build_model
 from models.nn._common import Incidence
 
@@ -81,11 +81,7 @@ def test_hjrl_tiled_reconstruction_equals_dense_bce_with_gradients(style, tiles,
     xo = torch.randn(n, 3, dtype=torch.float64, generator=g, requires_grad=True)
     yo = torch.randn(m, 3, dtype=torch.float64, generator=g, requires_grad=True)
     h = dense_h(hei, n, m)
-    if style == "paper":
-        logits, pw = xo @ yo.t(), (n * m - h.sum()) / h.sum()
-    else:
-        logits, pw = torch.sigmoid(F.log_softmax(xo, -1) @ yo.t()), (n * n - h.sum()) / h.sum()
-    expected = F.binary_cross_entropy_with_logits(logits, h, pos_weight=pw)
+    expected = dense_hjrl_reconstruction(xo, yo, h, style)
     grads = torch.autograd.grad(expected, (xo, yo))
     monkeypatch.setattr(hj, "_CHUNK_ELEMENTS", tiles[0])
     monkeypatch.setattr(hj, "_COLUMN_BLOCK", tiles[1])  # (6, 3): 3 x 2 tiles of a 11 x 8 grid, uneven edges

@@ -33,7 +33,8 @@ from torch import Tensor, nn
 __all__ = [
     "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
     "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
-    "aggregation", "weighted_aggregation", "mlp_tail",
+    "aggregation", "weighted_aggregation", "mlp_tail", "live_rows_linear", "relu_dropout", "live_mlp",
+    "fast_dropout",
 ]
 
 T = TypeVar("T")
@@ -610,3 +611,115 @@ class HypergraphModel(nn.Module):
 
     def features(self, x: Tensor) -> Tensor | SparseOperator:
         return prepare_input(self._cache, x)
+
+
+# ------------------------------------------------------------------------- backward over the live rows only
+
+#: :func:`live_rows_linear` multiplies only the rows with a nonzero output gradient when fewer than this share are
+#: (above it, gathering and scattering the rows costs about what the skipped rows save: measured on Cora's AllSet).
+LIVE_ROWS = 0.75
+
+
+def _scaled_keep_mask(numel: int, p: float, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """``_keep_mask(numel, p, device).to(dtype) * (1 / (1 - p))`` bit for bit (the same random integers and
+    comparisons), compared as floats: int16 -> float is exact, and a float compare plus a float multiply are about
+    4x cheaper on CPU than the int16 compare and the bool -> float conversion (measured: 0.11 ms against 0.41 ms
+    for 4,287 x 64 entries)."""
+    raw = torch.randint(-2 ** 63, 2 ** 63 - 1, ((numel + 3) // 4,), dtype=torch.int64, device=device)
+    threshold = -32768 + int(round(p * 65536))
+    exact = dtype if dtype in (torch.float32, torch.float64) else torch.float32  # every int16 exactly
+    return raw.view(torch.int16)[:numel].to(exact).ge_(threshold).mul_(1.0 / (1.0 - p)).to(dtype)
+
+
+def fast_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """:func:`dropout` of a dense tensor with the same mask and values (bit for bit), built by
+    :func:`_scaled_keep_mask`."""
+    if not training or p == 0.0:
+        return x
+    if isinstance(x, SparseOperator) or not x.dtype.is_floating_point:
+        return dropout(x, p, training)
+    return x * _scaled_keep_mask(x.numel(), p, x.device, x.dtype).view_as(x)
+
+
+class _LiveRowsLinear(torch.autograd.Function):
+    """``F.linear(x, weight, bias)``; the backward multiplies only the rows of ``x`` whose output gradient is not
+    all zero (a loss over some rows, e.g. the training nodes, leaves the others' gradient exactly zero through
+    row-wise layers), when fewer than :data:`LIVE_ROWS` of them are: the same gradients (a zero row adds zero to
+    the weight gradient and has a zero input gradient), up to float rounding."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return F.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        live = (grad.amax(1) != 0) | (grad.amin(1) != 0)  # exact (a NaN counts as live); 5x faster than ne().any(1)
+        if int(live.sum()) >= LIVE_ROWS * live.numel():
+            g, xs = grad, x
+        else:
+            rows = live.nonzero().view(-1)
+            g = grad.index_select(0, rows)
+            xs = x.index_select(0, rows) if need_w else None
+        grad_w = g.t() @ xs if need_w else None
+        grad_b = g.sum(0) if need_b and ctx.has_bias else None
+        grad_x = None
+        if need_x:
+            if g is grad:
+                grad_x = grad @ weight
+            else:  # each row written once: the products into the live rows, zeros into the others
+                grad_x = grad.new_empty(x.shape).index_copy_(0, rows, g @ weight)
+                grad_x.index_fill_(0, (~live).nonzero().view(-1), 0)
+        return grad_x, grad_w, grad_b
+
+
+def live_rows_linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.linear(x, weight, bias)`` with the backward of :class:`_LiveRowsLinear` (rows with a zero output
+    gradient skipped) when autograd records it; plain ``F.linear`` otherwise."""
+    if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad):
+        return _LiveRowsLinear.apply(x, weight, bias)
+    return F.linear(x, weight, bias)
+
+
+class _ReluDropout(torch.autograd.Function):
+    """``dropout(relu(x), p)`` (the mask of :func:`dropout`, same random stream: the same values, bit for bit)
+    keeping only the output for the backward (kept entries are its positive ones): no ReLU output and float mask
+    kept side by side, the product taken in place, one threshold pass backward. About 1.6 ms less than the two
+    ops for a 4,287 x 256 tensor (forward and backward, one CPU core)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, p: float) -> Tensor:  # type: ignore[override]
+        scale = 1.0 / (1.0 - p)
+        out = torch.relu(x).mul_(_scaled_keep_mask(x.numel(), p, x.device, x.dtype).view_as(x))
+        ctx.scale = scale
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        (out,) = ctx.saved_tensors
+        return torch.ops.aten.threshold_backward(grad, out, 0).mul_(ctx.scale), None
+
+
+def relu_dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """``dropout(F.relu(x), p, training)`` in one pass (:class:`_ReluDropout`) when autograd records it."""
+    if not training or p == 0.0 or not (torch.is_grad_enabled() and x.requires_grad):
+        return fast_dropout(F.relu(x), p, training)
+    return _ReluDropout.apply(x, p)
+
+
+def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
+    """``mlp(x)`` for a :class:`models.nn.mlp.MLP` (without an input norm) with its dense linear maps through
+    :func:`~models.nn._common.live_rows_linear` (the backward skips the rows with a zero gradient); a sparse ``x``
+    goes through the first map as :class:`~models.nn._common.Linear` does it. An MLP with an input norm runs as
+    is."""
+    if mlp.input_norm:
+        return mlp(x)
+    first = mlp.lins[0]
+    h = first(x) if isinstance(x, SparseOperator) else live_rows_linear(x, first.weight, first.bias)
+    for lin, norm in zip(mlp.lins[1:], mlp.norms[1:]):
+        h = live_rows_linear(fast_dropout(norm(F.relu(h)), mlp.dropout, mlp.training), lin.weight, lin.bias)
+    return h

@@ -4,7 +4,10 @@ Speed (same function as the per-incidence formulas, up to float rounding): the n
 sources before pooling, pooling is a cached CSR product (:func:`~models.nn._common.aggregation`), attention
 pools through :func:`~models.nn._common.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
 folded into one score vector per head, and an input LayerNorm on sparse features is folded into the first
-linear map so the features stay sparse.
+linear map so the features stay sparse. With one head, attention pools by ``embedding_bag`` sums
+(:class:`_BagAttention`, no zero-filled CSR output copied); the dense maps
+(:func:`~models.nn._common.live_mlp`) skip, in the backward, the rows whose gradient is zero (the nodes outside
+the loss, and what only they feed).
 """
 from __future__ import annotations
 
@@ -13,8 +16,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, aggregation, check_bool, check_choice,
-                      check_common, check_int, check_probability, dense, dropout as drop, glorot_, mlp_tail,
+from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, _Pattern, _direction,
+                      aggregation, check_bool, check_choice, check_common, check_int, check_probability, dense,
+                      dropout as drop, fast_dropout, glorot_, live_mlp, live_rows_linear, mlp_tail, relu_dropout,
                       weighted_aggregation)
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
@@ -61,6 +65,8 @@ class PMA(nn.Module):
         w_score = (seed.unsqueeze(-1) * self.lin_k.weight.view(self.heads, self.head_channels, -1)).sum(1)
         score = x @ w_score.t() + (self.lin_k.bias.view(self.heads, -1) * seed).sum(-1)
         alpha = softmax(F.leaky_relu(score, 0.2)[source], target, num_nodes=num_targets)
+        if self.heads == 1:
+            return self._one_head(x, inc, to, alpha, target, num_targets)
         if isinstance(x, SparseOperator) or num_targets >= x.size(0):
             value = self.lin_v(x).view(-1, self.heads, self.head_channels)
             out = weighted_aggregation(inc, to, alpha, value) + self.seed
@@ -68,11 +74,60 @@ class PMA(nn.Module):
             pooled = weighted_aggregation(inc, to, alpha, x.unsqueeze(1).expand(-1, self.heads, -1))
             total = scatter(alpha, target, dim=0, dim_size=num_targets, reduce="sum").unsqueeze(-1)
             weight = self.lin_v.weight.view(self.heads, self.head_channels, -1)
-            mapped = (pooled[:, 0] @ weight[0].t()).unsqueeze(1) if self.heads == 1 else \
-                torch.einsum("thi,hci->thc", pooled, weight)
+            mapped = torch.einsum("thi,hci->thc", pooled, weight)
             out = mapped.addcmul_(total, self.lin_v.bias.view(self.heads, self.head_channels)).add_(self.seed)
         out = self.ln0(out.reshape(num_targets, -1))
         return self.ln1(torch.relu_(self.rff(out)) + out)
+
+    def _one_head(self, x: Tensor | SparseOperator, inc: Incidence, to: str, alpha: Tensor, target: Tensor,
+                  num_targets: int) -> Tensor:
+        """:meth:`forward` with one head: ``embedding_bag`` pooling and :func:`~models.nn._common.live_mlp` maps."""
+        lin = self.lin_v
+        if isinstance(x, SparseOperator) or num_targets >= x.size(0):
+            value = lin(x) if isinstance(x, SparseOperator) else live_rows_linear(x, lin.weight, lin.bias)
+            out = bag_attention(inc, to, alpha.view(-1), value).add_(self.seed[0])
+        else:  # sum_j a_j (V x_j + b) = (sum_j a_j x_j) V^T + (sum_j a_j) b: the value map on the fewer rows
+            pooled = bag_attention(inc, to, alpha.view(-1), x)
+            total = scatter(alpha, target, dim=0, dim_size=num_targets, reduce="sum")
+            out = torch.addcmul(live_rows_linear(pooled, lin.weight), total, lin.bias).add_(self.seed[0])
+        out = self.ln0(out)
+        return self.ln1(torch.relu_(live_mlp(self.rff, out)) + out)
+
+
+class _BagAttention(torch.autograd.Function):
+    """:func:`~models.nn._common.weighted_aggregation` for one head, ``[nnz]`` weights and ``x [S, C]``: the
+    products are ``embedding_bag`` sums over the cached pattern (forward) and its transpose (backward), the
+    weights' gradient one ``torch.sparse.sampled_addmm``."""
+
+    @staticmethod
+    def forward(ctx, weight: Tensor, x: Tensor, pattern: _Pattern) -> Tensor:  # type: ignore[override]
+        values = weight.new_zeros(pattern.num_entries).index_add_(0, pattern.inv, weight)
+        x = x.contiguous()
+        ctx.save_for_backward(values, x)
+        ctx.pattern = pattern
+        return F.embedding_bag(pattern.col, x, pattern.crow[:-1], mode="sum", per_sample_weights=values)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:  # type: ignore[override]
+        values, x = ctx.saved_tensors
+        pattern = ctx.pattern
+        grad = grad.contiguous()
+        grad_w = grad_x = None
+        if ctx.needs_input_grad[1]:
+            grad_x = F.embedding_bag(pattern.col_t, grad, pattern.crow_t[:-1], mode="sum",
+                                     per_sample_weights=values[pattern.perm_t])
+        if ctx.needs_input_grad[0]:
+            grad_w = torch.sparse.sampled_addmm(pattern.ones(x.dtype), grad, x.t(), beta=0.0).values()[pattern.inv]
+        return grad_w, grad_x, None
+
+
+def bag_attention(inc: Incidence, to: str, weight: Tensor, x: Tensor) -> Tensor:
+    """``weighted_aggregation(inc, to, weight, x)`` for ``[nnz]`` weights and ``x [S, C]`` (:class:`_BagAttention`;
+    the pattern is the one :func:`~models.nn._common.weighted_aggregation` caches)."""
+    def build() -> _Pattern:
+        dst, src, n_dst, n_src, _ = _direction(inc, to)
+        return _Pattern(dst, src, (n_dst, n_src))
+    return _BagAttention.apply(weight, x, inc.memo(("pattern", to), build))
 
 
 def layer_norm_linear(x: SparseOperator, norm: nn.LayerNorm, lin: Linear) -> Tensor:
@@ -151,7 +206,7 @@ class _SetGNN(HypergraphModel):
         check_choice("aggregate", aggregate, ("sum", "mean"))
         if pma and hidden_channels % heads:
             raise ValueError(f"hidden_channels ({hidden_channels}) must be divisible by heads ({heads})")
-        self.dropout = dropout
+        self.dropout, self.pma = dropout, pma
 
         def block(a: int) -> nn.Module:
             if pma:
@@ -174,22 +229,28 @@ class _SetGNN(HypergraphModel):
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         h = self.features(x)
+        if self.pma and isinstance(h, SparseOperator):  # embedding_bag products of the sparse input (2x faster)
+            h = BagOperator.wrap(h)
         layers = []
         if self.gpr:
-            layers.append(F.relu(self.gpr_mlp(h)))
+            layers.append(F.relu(self._gpr_input(h)))
         else:
             h = drop(h, self.input_dropout, self.training)
         for v2e, e2v in zip(self.v2e, self.e2v):
-            h = drop(F.relu(v2e(h, inc, "edge")), self.dropout, self.training)
+            h = relu_dropout(v2e(h, inc, "edge"), self.dropout, self.training)
             h = F.relu(e2v(h, inc, "node"))
             layers.append(h)
-            h = drop(h, self.dropout, self.training)
+            h = fast_dropout(h, self.dropout, self.training)
         if self.gpr:
             # gpr_weights (Linear(num_layers + 1, 1), no bias) over the stacked outputs, without stacking them
             w = self.gpr_weights.weight[0]
             h = sum(w[i] * layer for i, layer in enumerate(layers))
-        return self.decoder(h)
+        return live_mlp(self.decoder, h)
 
+    def _gpr_input(self, h: Tensor | SparseOperator) -> Tensor:
+        """``gpr_mlp(h)`` through :func:`~models.nn._common.live_mlp` (a sparse ``h`` stays sparse)."""
+        mlp = self.gpr_mlp
+        return mlp(h) if mlp.input_norm else live_mlp(mlp, h)
 
 _ARGS = r"""
     Args:

@@ -283,3 +283,94 @@ def test_no_incidence_by_channel_tensor_kept_for_backward(name, kwargs, monkeypa
     assert shapes
     kept = [s for s in shapes if s and s[0] == nnz and len(s) > 1 and s[-1] >= 4]
     assert not kept, kept
+
+
+# ------------------------------------------------------------- session 9: live rows, bag attention, dropout
+
+@pytest.mark.parametrize("share", [0.3, 0.95])
+def test_live_rows_linear_equals_linear_with_gradients(share):
+    """The backward over the rows with a nonzero gradient (few live rows, and nearly all: the plain path) gives
+    F.linear's output and all three gradients."""
+    from models.nn._common import live_rows_linear
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(40, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(5, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(5, dtype=torch.float64, generator=g, requires_grad=True)
+    up = torch.randn(40, 5, dtype=torch.float64, generator=g) * (torch.rand(40, 1, generator=g) < share)
+    up[3, 2] = 1e-300  # one tiny entry keeps its row live
+    out = live_rows_linear(x, w, b)
+    torch.testing.assert_close(out, F.linear(x, w, b), rtol=0, atol=0)
+    fast = torch.autograd.grad((out * up).sum(), (x, w, b))
+    slow = torch.autograd.grad((F.linear(x, w, b) * up).sum(), (x, w, b))
+    for a, c in zip(fast, slow):
+        torch.testing.assert_close(a, c, rtol=1e-12, atol=1e-300)
+    assert fast[0][3].abs().sum() > 0 and not fast[0][(up == 0).all(1)].any()
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5, 0.3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fast_and_relu_dropout_equal_dropout_bit_for_bit(p, dtype):
+    """The same random stream and comparisons: the same masks and values as ``dropout`` (and ReLU then dropout),
+    with the gradient of the two ops."""
+    from models.nn._common import fast_dropout, relu_dropout
+    x = torch.randn(301, 7, dtype=dtype, requires_grad=True)
+    up = torch.randn(301, 7, dtype=dtype)
+    torch.manual_seed(5)
+    expected = drop(F.relu(x), p, True)
+    (g_expected,) = torch.autograd.grad((expected * up).sum(), x)
+    torch.manual_seed(5)
+    out = relu_dropout(x, p, True)
+    (g,) = torch.autograd.grad((out * up).sum(), x)
+    assert torch.equal(out, expected) and torch.equal(g, g_expected)
+    torch.manual_seed(5)
+    a = drop(x.detach(), p, True)
+    torch.manual_seed(5)
+    assert torch.equal(fast_dropout(x.detach(), p, True), a)
+    assert (out == 0).sum() > (F.relu(x) == 0).sum()  # the mask dropped entries
+
+
+@pytest.mark.parametrize("to", ["edge", "node"])
+def test_bag_attention_equals_weighted_aggregation_with_gradients(to):
+    index, n, m = hypergraph(4)
+    inc = Incidence(index, n, m, torch.float64)
+    g = torch.Generator().manual_seed(2)
+    num_src = n if to == "edge" else m
+    weight = torch.rand(inc.nnz, dtype=torch.float64, generator=g, requires_grad=True)
+    x = torch.randn(num_src, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    out = allset.bag_attention(inc, to, weight, x)
+    expected = weighted_aggregation(inc, to, weight, x)
+    torch.testing.assert_close(out, expected)
+    up = torch.randn(out.shape, dtype=torch.float64, generator=g)
+    for a, c in zip(torch.autograd.grad((out * up).sum(), (weight, x)),
+                    torch.autograd.grad((expected * up).sum(), (weight, x))):
+        torch.testing.assert_close(a, c)
+
+
+@pytest.mark.parametrize("kwargs", [{"gpr": True, "num_layers": 2, "dropout": 0.4},
+                                    {"gpr": False, "num_layers": 2, "decoder_num_layers": 3}])
+@pytest.mark.parametrize("layout, size", [("csr", (11, 8)), ("dense", (11, 8)), ("csr", (7, 12))])
+def test_allsettransformer_loss_on_some_nodes_same_function(kwargs, layout, size, monkeypatch):
+    """A loss over some nodes only (zero gradient rows: the live-rows backward), in training (same dropout
+    masks): outputs and every gradient equal the per-incidence formula's."""
+    index, n, m = hypergraph(5, *size)
+    torch.manual_seed(0)
+    model = build_model("AllSetTransformer", in_channels=7, hidden_channels=6, out_channels=3, **kwargs).double()
+    x = torch.rand(n, 7, dtype=torch.float64) * (torch.rand(n, 7) < 0.4)
+    xin = x.to_sparse_csr() if layout == "csr" else x
+    rows = torch.arange(n) % 3 == 1
+    model.train()
+
+    def run():
+        torch.manual_seed(3)
+        model.zero_grad()
+        out = model(xin, index, m)
+        F.cross_entropy(out[rows], torch.arange(n)[rows] % 3).backward()
+        return out.detach(), {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+    new_out, new_grad = run()
+    with monkeypatch.context() as patch:
+        patch.setattr(allset._SetGNN, "forward", old_setgnn)
+        old_out, old_grad = run()
+    torch.testing.assert_close(new_out, old_out, rtol=1e-9, atol=1e-10)
+    assert new_grad.keys() == old_grad.keys()
+    for key in new_grad:
+        torch.testing.assert_close(new_grad[key], old_grad[key], rtol=1e-8, atol=1e-10, msg=key)

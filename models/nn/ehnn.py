@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, check_choice, check_common,
-                      check_int, check_probability, dropout as drop)
+                      check_int, check_probability, dropout as drop, live_mlp, live_rows_linear, relu_dropout)
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
 
@@ -46,22 +46,33 @@ class HyperMLP(nn.Module):
         for lin in self.lins:
             lin.reset_parameters()
 
-    def forward(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None) -> Tensor:
-        return self.tail(self.head(x, extra, index))
+    def forward(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,
+                live: bool = False) -> Tensor:
+        """``live``: the linear maps skip, in the backward, the rows whose gradient is zero
+        (:func:`~models.nn._common.live_rows_linear`; for the maps after the last aggregation)."""
+        return self.tail(self.head(x, extra, index, live), live)
 
-    def head(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None) -> Tensor:
-        """The first Linear map (of ``[x || extra[index]]`` when ``extra`` is given)."""
+    def head(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,
+             live: bool = False) -> Tensor:
+        """The first Linear map (of ``[x || extra[index]]`` when ``extra`` is given). One row of ``extra`` for
+        every row is folded into the bias; gathered rows are the ``addmm`` input (no separate sum)."""
         lin = self.lins[0]
+        linear = live_rows_linear if live else F.linear
         if extra is None:
-            return lin(x)
+            return linear(x, lin.weight, lin.bias)
         d = x.size(-1)
-        e = F.linear(extra, lin.weight[:, d:])
-        return F.linear(x, lin.weight[:, :d], lin.bias) + (e if index is None else e.index_select(0, index))
+        e = F.linear(extra, lin.weight[:, d:], lin.bias)  # [rows of extra, out], the bias included
+        if index is None and e.size(0) == 1:
+            return linear(x, lin.weight[:, :d], e.view(-1))
+        if index is None:
+            return linear(x, lin.weight[:, :d]) + e
+        return torch.addmm(e.index_select(0, index), x, lin.weight[:, :d].t())
 
-    def tail(self, h: Tensor) -> Tensor:
-        """(ReLU, dropout, Linear) per further layer."""
+    def tail(self, h: Tensor, live: bool = False) -> Tensor:
+        """(ReLU, dropout, Linear) per further layer (ReLU and dropout in one pass)."""
+        linear = live_rows_linear if live else F.linear
         for lin in self.lins[1:]:
-            h = lin(drop(F.relu(h), self.dropout, self.training))
+            h = linear(relu_dropout(h, self.dropout, self.training), lin.weight, lin.bias)
         return h
 
 
@@ -79,13 +90,18 @@ class OrderMLP(nn.Module):
         self.input.reset_parameters()
         self.mlp.reset_parameters()
 
-    def forward(self, order: Tensor) -> Tensor:
-        return self.mlp(self.input(order_encoding(order, self.pe_dim, self.input.weight.dtype)))
+    def forward(self, order: Tensor | None = None, encoding: Tensor | None = None) -> Tensor:
+        """``encoding``: ``PE(order)`` if already at hand (the structure caches it; ``order`` is then unused)."""
+        if encoding is None:
+            encoding = order_encoding(order, self.pe_dim, self.input.weight.dtype)
+        return self.mlp(self.input(encoding))
 
-    def gathered(self, orders: Tensor, index: Tensor) -> Tensor:
+    def gathered(self, orders: Tensor, index: Tensor, encoding: Tensor | None = None) -> Tensor:
         """``forward(orders[index])`` with the maps before the first nonlinearity applied once per distinct
         order (exact); the dropout after it is still drawn per row, as in ``forward``."""
-        table = self.mlp.head(self.input(order_encoding(orders, self.pe_dim, self.input.weight.dtype)))
+        if encoding is None:
+            encoding = order_encoding(orders, self.pe_dim, self.input.weight.dtype)
+        table = self.mlp.head(self.input(encoding))
         return self.mlp.tail(table.index_select(0, index))
 
 
@@ -103,10 +119,23 @@ class _Structure:
         self.order = inc.deg_e[keep].long()
         self.orders, self.order_index = torch.unique(self.order, return_inverse=True)
         inv_order = 1.0 / inc.deg_e[keep]
-        self.mean_v2e = SparseOperator(edge, inc.node, inv_order[edge], (self.num_edges, self.num_nodes))
-        self.sum_e2v = SparseOperator(inc.node, edge, torch.ones_like(inv_order[edge]),
-                                      (self.num_nodes, self.num_edges))
+        # embedding_bag products (BagOperator): no zero-filled CSR output copied, forward or backward
+        self.mean_v2e = BagOperator.wrap(SparseOperator(edge, inc.node, inv_order[edge],
+                                                        (self.num_edges, self.num_nodes)))
+        self.sum_e2v = BagOperator.wrap(SparseOperator(inc.node, edge, torch.ones_like(inv_order[edge]),
+                                                       (self.num_nodes, self.num_edges)))
         self.deg_v = inc.deg_v.unsqueeze(-1)
+        self._encodings: dict = {}
+
+    def encoding(self, which: str, dim: int, dtype: torch.dtype) -> Tensor:
+        """The (cached) order encodings ``PE(0), PE(1)`` (``which="unit"``, ``[2, dim]``) or ``PE`` of the
+        distinct orders (``"orders"``), constants of the structure."""
+        key = (which, dim, dtype)
+        if key not in self._encodings:  # a normal tensor even if first asked for under inference mode
+            with torch.inference_mode(False), torch.no_grad():
+                order = torch.arange(2, device=self.orders.device) if which == "unit" else self.orders.clone()
+                self._encodings[key] = order_encoding(order, dim, dtype)
+        return self._encodings[key]
 
 
 class LinearV2E(nn.Module):
@@ -133,8 +162,8 @@ class LinearV2E(nn.Module):
             m.reset_parameters()
 
     def forward(self, x: Tensor, s: _Structure) -> tuple[Tensor, Tensor]:
-        zero, one = order_encoding(torch.arange(2, device=x.device), self.dim, x.dtype).split(1)
-        pe_orders = order_encoding(s.orders, self.dim, x.dtype)
+        zero, one = s.encoding("unit", self.dim, x.dtype).split(1)
+        pe_orders = s.encoding("orders", self.dim, x.dtype)
         x = x + self.mlp1(self.norms[0](x))
         x0 = x.mean(dim=0, keepdim=True)
         x1_v, x1_e = x, s.mean_v2e @ x
@@ -144,8 +173,10 @@ class LinearV2E(nn.Module):
         x_v, x_e = x0 + x1_v, x0 + x1_e
         x_v = x_v + self.mlp3(self.norms[2](x_v), one)
         x_e = x_e + self.mlp3(self.norms[2](x_e), pe_orders, s.order_index)
-        ones = torch.ones(1, dtype=torch.long, device=x.device)
-        return x_v + self.bias(ones), x_e + self.bias.gathered(s.orders, s.order_index)
+        pe_dim, dtype = self.bias.pe_dim, self.bias.input.weight.dtype
+        unit = s.encoding("unit", pe_dim, dtype)
+        return (x_v + self.bias(encoding=unit[1:]),
+                x_e + self.bias.gathered(s.orders, s.order_index, s.encoding("orders", pe_dim, dtype)))
 
 
 class LinearE2V(nn.Module):
@@ -174,15 +205,16 @@ class LinearE2V(nn.Module):
             self.bias.uniform_(-bound, bound)
 
     def forward(self, x_v: Tensor, x_e: Tensor, s: _Structure) -> Tensor:
-        zero, one = order_encoding(torch.arange(2, device=x_v.device), self.dim, x_v.dtype).split(1)
+        zero, one = s.encoding("unit", self.dim, x_v.dtype).split(1)
         x_v = x_v + self.mlp1(self.norms[0](x_v), one)
-        x_e = x_e + self.mlp1(self.norms[0](x_e), order_encoding(s.orders, self.dim, x_e.dtype), s.order_index)
+        x_e = x_e + self.mlp1(self.norms[0](x_e), s.encoding("orders", self.dim, x_e.dtype), s.order_index)
         x0 = (x_v.sum(0, keepdim=True) + x_e.sum(0, keepdim=True)) / (s.num_nodes + s.num_edges)
         x1 = (x_v + s.sum_e2v @ x_e) / (1 + s.deg_v)
         x0 = x0 + self.mlp2(self.norms[1](x0), zero)
-        x1 = x1 + self.mlp2(self.norms[1](x1), one)
+        # row-wise from here to the output: the backward skips the rows outside the loss
+        x1 = x1 + self.mlp2(self.norms[1](x1), one, live=True)
         x = x0 + x1
-        return x + self.mlp3(self.norms[2](x)) + self.bias
+        return x + self.mlp3(self.norms[2](x), live=True) + self.bias
 
 
 class EHNNConv(nn.Module):
@@ -203,8 +235,8 @@ class EHNNConv(nn.Module):
 
     def forward(self, x: Tensor | SparseOperator, s: _Structure) -> Tensor:
         x_v, x_e = self.v2e(self.lin(drop(x, self.input_dropout, self.training)), s)
-        x_v = drop(F.relu(x_v), self.dropout, self.training)
-        x_e = drop(F.relu(x_e), self.dropout, self.training)
+        x_v = relu_dropout(x_v, self.dropout, self.training)
+        x_e = relu_dropout(x_e, self.dropout, self.training)
         return self.e2v(x_v, x_e, s)
 
 
@@ -296,4 +328,4 @@ class EHNN(HypergraphModel):
         h = BagOperator.wrap(h) if isinstance(h, SparseOperator) else h  # embedding_bag products (2.5x faster)
         for conv in self.convs[:-1]:
             h = drop(conv(h, s), self.dropout, self.training)
-        return self.decoder(self.convs[-1](h, s))
+        return live_mlp(self.decoder, self.convs[-1](h, s))

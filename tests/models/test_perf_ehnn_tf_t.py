@@ -260,3 +260,51 @@ def test_thypergnn_bag_operator_products_and_gradient_equal_the_dense_matrix():
     assert torch.autograd.gradcheck(lambda t: op @ t, (w,))
     with torch.no_grad():
         torch.testing.assert_close(op @ w, a @ w)
+
+
+def _previous_head(self, x, extra=None, index=None, live=False):
+    """HyperMLP.head before session 9: the extra columns' term added after the linear map."""
+    lin = self.lins[0]
+    if extra is None:
+        return lin(x)
+    d = x.size(-1)
+    e = torch.nn.functional.linear(extra, lin.weight[:, d:])
+    out = torch.nn.functional.linear(x, lin.weight[:, :d], lin.bias)
+    return out + (e if index is None else e.index_select(0, index))
+
+
+@pytest.mark.parametrize("seed, num_layers", [(0, 1), (1, 2), (2, 1)])
+def test_ehnn_training_loss_on_some_nodes_equals_the_previous_maps(seed, num_layers, monkeypatch):
+    """In training (dropout and hypernetwork dropout, same seed so the same masks) with a loss over some nodes (the
+    live-rows backward after the last aggregation): outputs and gradients equal the previous maps' (ReLU then
+    dropout, plain linear maps, the order term added after the map, CSR aggregations)."""
+    import torch.nn.functional as F
+    from models.nn import ehnn
+    from models.nn._common import SparseOperator, dropout
+    edges, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=8, max_order=5)
+    torch.manual_seed(seed)
+    model = build_model("EHNN", in_channels=5, hidden_channels=6, out_channels=3, num_layers=num_layers, pe_dim=8,
+                        dropout=0.3, hyper_dropout=0.25, input_dropout=0.1).double().train()
+    x = sparse_features(n, 5, 0.5, seed)
+    rows = torch.arange(n) % 3 == 0
+
+    def run():
+        torch.manual_seed(7)
+        model.zero_grad()
+        model._cache.clear()
+        out = model(x, hei)
+        F.cross_entropy(out[rows], torch.arange(n)[rows] % 3).backward()
+        return out.detach(), grads(model)
+    new_out, new_grad = run()
+    with monkeypatch.context() as patch:
+        patch.setattr(ehnn, "relu_dropout", lambda t, p, training: dropout(F.relu(t), p, training))
+        patch.setattr(ehnn, "live_rows_linear", F.linear)
+        patch.setattr(ehnn, "live_mlp", lambda mlp, t: mlp(t))
+        patch.setattr(ehnn.HyperMLP, "head", _previous_head)
+        patch.setattr(ehnn, "BagOperator", type("CSR", (), {"wrap": staticmethod(lambda op: op)}))
+        old_out, old_grad = run()
+        s = model.incidence(x, hei, None).memo("ehnn", lambda: None)
+        assert type(s.mean_v2e) is SparseOperator  # the CSR products of the previous code
+    torch.testing.assert_close(new_out, old_out)
+    for k, g in old_grad.items():
+        torch.testing.assert_close(new_grad[k], g, msg=k)

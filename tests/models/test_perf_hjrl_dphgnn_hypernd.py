@@ -362,3 +362,28 @@ def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
         torch.testing.assert_close(a, c)
     if p:
         assert (out == 0).sum() > (F.relu(t + b) == 0).sum()  # the mask dropped entries
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hypernd_training_with_dropout_equals_the_mlp_on_the_limit(seed):
+    """Dropout 0.5 in training (same seed: the masks of ``fast_dropout`` are those of ``dropout``) and a loss over
+    some nodes (the live-rows backward of the decoder): the same output and gradients as the MLP on the limit."""
+    _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=5, max_order=5)
+    m = int(hei[1].max()) + 1
+    x = sparse_features(n, 8, seed).abs()
+    torch.manual_seed(seed)
+    model = build_model("HyperND", in_channels=8, hidden_channels=6, out_channels=3, dropout=0.5,
+                        num_layers=3).double().train()
+    train = torch.arange(n) % 3 == 0
+    torch.manual_seed(5)
+    out = model(x, hei, m)
+    F.cross_entropy(out[train], torch.arange(n)[train] % 3).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    limit = model.diffuse(x, hei, m)
+    torch.manual_seed(5)
+    expected = model.decoder(limit.clone())  # MLP.forward: F.linear and _common.dropout
+    torch.testing.assert_close(out, expected)
+    F.cross_entropy(expected[train], torch.arange(n)[train] % 3).backward()
+    for a, p in zip(grads, model.parameters()):
+        torch.testing.assert_close(a, p.grad)

@@ -34,7 +34,7 @@ __all__ = [
     "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
     "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
     "aggregation", "weighted_aggregation", "mlp_tail", "live_rows_linear", "relu_dropout", "live_mlp",
-    "fast_dropout",
+    "fast_dropout", "LiveBagOperator",
 ]
 
 T = TypeVar("T")
@@ -723,3 +723,52 @@ def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
     for lin, norm in zip(mlp.lins[1:], mlp.norms[1:]):
         h = live_rows_linear(fast_dropout(norm(F.relu(h)), mlp.dropout, mlp.training), lin.weight, lin.bias)
     return h
+
+
+class LiveBagOperator(BagOperator):
+    """A :class:`BagOperator` whose weight-gradient product :math:`\\mathbf{A}^\\top\\mathbf{G}` skips the rows of
+    :math:`\\mathbf{G}` that are zero (nodes outside the loss, through row-wise layers) when fewer than
+    :data:`LIVE_ROWS` of them are live: the transpose restricted to the live rows of :math:`\\mathbf{A}` is built
+    once per live set (a few kept) and multiplies by ``embedding_bag`` as before. The same sums with the terms
+    :math:`a \\cdot 0` left out: bit for bit the same gradient (up to the sign of zeros)."""
+
+    @classmethod
+    def wrap(cls, op: SparseOperator) -> "LiveBagOperator":
+        new = super().wrap(op)
+        new._live = []
+        return new
+
+    def with_values(self, values: Tensor) -> "LiveBagOperator":
+        return LiveBagOperator.wrap(SparseOperator.with_values(self, values))
+
+    def live_transposed(self, live: Tensor) -> Tensor:
+        """:math:`\\mathbf{A}^\\top` with only the columns of the ``live`` rows of :math:`\\mathbf{A}` (CSR)."""
+        for mask, t in self._live:
+            if torch.equal(mask, live):
+                return t
+        crow = self.matrix.crow_indices()
+        row = torch.repeat_interleave(torch.arange(self.shape[0], device=crow.device), crow.diff())
+        keep = live[row]
+        t = SparseOperator(row[keep], self.matrix.col_indices()[keep], self.matrix.values()[keep],
+                           self.shape).transposed
+        self._live = [(live.clone(), t)] + self._live[:3]
+        return t
+
+    def __matmul__(self, w: Tensor) -> Tensor:
+        if w.dim() != 2:
+            raise ValueError(f"LiveBagOperator multiplies 2-D tensors, got shape {tuple(w.shape)}")
+        return _LiveBagProduct.apply(w, self) if torch.is_grad_enabled() and w.requires_grad else _bag(self.matrix, w)
+
+
+class _LiveBagProduct(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, w: Tensor, op: LiveBagOperator) -> Tensor:  # type: ignore[override]
+        ctx.op = op
+        return _bag(op.matrix, w)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        op = ctx.op
+        live = (grad.amax(1) != 0) | (grad.amin(1) != 0)  # exact; a NaN counts as live
+        t = op.live_transposed(live) if int(live.sum()) < LIVE_ROWS * live.numel() else op.transposed
+        return _bag(t, grad.contiguous()), None

@@ -334,3 +334,89 @@ def test_live_bag_operator_weight_gradient_skips_zero_rows_bit_for_bit():
         torch.testing.assert_close(fast, a.t() @ up)
     assert len(live._live) <= 4
     assert isinstance(live.with_values(live.values * 2.0), LiveBagOperator)
+
+
+def previous_ehnn(model, x, edges, num_nodes):
+    """EHNN's forward before session 9 (the order term added after the map, ReLU then dropout, plain linear maps,
+    no cached encodings) with a dense H: in training, the same random draws in the same order as the model's (its
+    own modules, ``_common.dropout``)."""
+    import torch.nn.functional as F
+    from models.nn._common import dropout
+    h = dense_incidence(edges, num_nodes)
+    order, deg = h.sum(0), h.sum(1, keepdim=True)
+    orders, index = torch.unique(order.long(), return_inverse=True)
+
+    def mlp(m, t, extra=None, rows=None):
+        lin = m.lins[0]
+        if extra is None:
+            z = F.linear(t, lin.weight, lin.bias)
+        else:
+            d = t.size(1)
+            e = F.linear(extra, lin.weight[:, d:])
+            z = F.linear(t, lin.weight[:, :d], lin.bias) + (e if rows is None else e.index_select(0, rows))
+        for layer in m.lins[1:]:
+            z = F.linear(dropout(F.relu(z), m.dropout, m.training), layer.weight, layer.bias)
+        return z
+
+    def pe(k, d):
+        return order_encoding(torch.as_tensor(k).reshape(-1), d).double()
+
+    out = model.features(x)
+    for i, conv in enumerate(model.convs):
+        if i:
+            out = dropout(out, model.dropout, model.training)
+        v2e, e2v, dim = conv.v2e, conv.e2v, conv.v2e.dim
+        z = conv.lin(dropout(out, conv.input_dropout, conv.training))
+        z = z + mlp(v2e.mlp1, v2e.norms[0](z))
+        x0, x1v, x1e = z.mean(0, keepdim=True), z, (h.t() @ z) / order[:, None]
+        x0 = x0 + mlp(v2e.mlp2, v2e.norms[1](x0), pe(0, dim))
+        x1v = x1v + mlp(v2e.mlp2, v2e.norms[1](x1v), pe(1, dim))
+        x1e = x1e + mlp(v2e.mlp2, v2e.norms[1](x1e), pe(1, dim))
+        xv, xe = x0 + x1v, x0 + x1e
+        xv = xv + mlp(v2e.mlp3, v2e.norms[2](xv), pe(1, dim))
+        xe = xe + mlp(v2e.mlp3, v2e.norms[2](xe), pe(orders, dim), index)
+        b = v2e.bias
+        xv = xv + mlp(b.mlp, b.input(pe(1, b.pe_dim)))
+        head = b.mlp.lins[0](b.input(pe(orders, b.pe_dim))).index_select(0, index)
+        for layer in b.mlp.lins[1:]:
+            head = layer(dropout(F.relu(head), b.mlp.dropout, b.mlp.training))
+        xe = xe + head
+        xv, xe = dropout(F.relu(xv), conv.dropout, conv.training), dropout(F.relu(xe), conv.dropout, conv.training)
+        xv = xv + mlp(e2v.mlp1, e2v.norms[0](xv), pe(1, dim))
+        xe = xe + mlp(e2v.mlp1, e2v.norms[0](xe), pe(orders, dim), index)
+        x0 = torch.cat([xv, xe]).mean(0, keepdim=True)
+        x1 = (xv + h @ xe) / (1 + deg)
+        x0 = x0 + mlp(e2v.mlp2, e2v.norms[1](x0), pe(0, dim))
+        x1 = x1 + mlp(e2v.mlp2, e2v.norms[1](x1), pe(1, dim))
+        z = x0 + x1
+        out = z + mlp(e2v.mlp3, e2v.norms[2](z)) + e2v.bias
+    return model.decoder(out)
+
+
+@pytest.mark.parametrize("seed, num_layers, hidden", [(0, 1, 6), (1, 2, 8), (2, 1, 5)])
+def test_ehnn_training_loss_on_some_nodes_equals_the_previous_forward(seed, num_layers, hidden):
+    """In training (dropout, input and hypernetwork dropout, same seed) with a loss over some nodes (the live-rows
+    backward after the last aggregation): outputs and gradients equal the previous forward's, written with a dense
+    H; and in evaluation."""
+    import torch.nn.functional as F
+    edges, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=8, max_order=5)
+    torch.manual_seed(seed)
+    model = build_model("EHNN", in_channels=5, hidden_channels=hidden, out_channels=3, num_layers=num_layers,
+                        pe_dim=8, dropout=0.3, hyper_dropout=0.25, input_dropout=0.1).double().train()
+    x = sparse_features(n, 5, 0.5, seed)
+    rows = torch.arange(n) % 3 == 0
+
+    def run(forward):
+        torch.manual_seed(7)
+        model.zero_grad()
+        out = forward()
+        F.cross_entropy(out[rows], torch.arange(n)[rows] % 3).backward()
+        return out.detach(), grads(model)
+    new_out, new_grad = run(lambda: model(x, hei))
+    old_out, old_grad = run(lambda: previous_ehnn(model, x, edges, n))
+    torch.testing.assert_close(new_out, old_out)
+    for k, g in old_grad.items():
+        torch.testing.assert_close(new_grad[k], g, msg=k)
+    model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), previous_ehnn(model, x, edges, n))

@@ -678,8 +678,8 @@ class _LiveRowsLinear(torch.autograd.Function):
 
 def live_rows_linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``F.linear(x, weight, bias)`` with the backward of :class:`_LiveRowsLinear` (rows with a zero output
-    gradient skipped) when autograd records it; plain ``F.linear`` otherwise."""
-    if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad):
+    gradient skipped) when autograd records it and ``x`` is 2-D; plain ``F.linear`` otherwise."""
+    if x.dim() == 2 and torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad):
         return _LiveRowsLinear.apply(x, weight, bias)
     return F.linear(x, weight, bias)
 
@@ -726,33 +726,38 @@ def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
 
 
 class LiveBagOperator(BagOperator):
-    """A :class:`BagOperator` whose weight-gradient product :math:`\\mathbf{A}^\\top\\mathbf{G}` skips the rows of
-    :math:`\\mathbf{G}` that are zero (nodes outside the loss, through row-wise layers) when fewer than
-    :data:`LIVE_ROWS` of them are live: the transpose restricted to the live rows of :math:`\\mathbf{A}` is built
-    once per live set (a few kept) and multiplies by ``embedding_bag`` as before. The same sums with the terms
-    :math:`a \\cdot 0` left out: bit for bit the same gradient (up to the sign of zeros)."""
+    """A :class:`BagOperator` whose weight-gradient product :math:`\mathbf{A}^\top\mathbf{G}` skips the rows of
+    :math:`\mathbf{G}` that are zero (nodes outside the loss, through row-wise layers) when fewer than
+    :data:`LIVE_ROWS` of them are live: the pattern of the transpose restricted to the live rows of
+    :math:`\mathbf{A}` is built once per live set (a few kept, shared with :meth:`with_values` copies, e.g. input
+    dropout) and multiplies by ``embedding_bag`` as before. The same sums with the terms :math:`a \cdot 0` left
+    out: bit for bit the same gradient (up to the sign of zeros)."""
 
     @classmethod
     def wrap(cls, op: SparseOperator) -> "LiveBagOperator":
         new = super().wrap(op)
-        new._live = []
+        new._live = []  # (live mask, crow, col, positions of the values) of restricted transposes
         return new
 
     def with_values(self, values: Tensor) -> "LiveBagOperator":
-        return LiveBagOperator.wrap(SparseOperator.with_values(self, values))
+        new = LiveBagOperator.wrap(SparseOperator.with_values(self, values))
+        new._live = self._live  # the same pattern: the restricted patterns still hold
+        return new
 
     def live_transposed(self, live: Tensor) -> Tensor:
-        """:math:`\\mathbf{A}^\\top` with only the columns of the ``live`` rows of :math:`\\mathbf{A}` (CSR)."""
-        for mask, t in self._live:
-            if torch.equal(mask, live):
-                return t
-        crow = self.matrix.crow_indices()
-        row = torch.repeat_interleave(torch.arange(self.shape[0], device=crow.device), crow.diff())
-        keep = live[row]
-        t = SparseOperator(row[keep], self.matrix.col_indices()[keep], self.matrix.values()[keep],
-                           self.shape).transposed
-        self._live = [(live.clone(), t)] + self._live[:3]
-        return t
+        """:math:`\mathbf{A}^\top` with only the columns of the ``live`` rows of :math:`\mathbf{A}` (CSR)."""
+        hit = next((entry for entry in self._live if torch.equal(entry[0], live)), None)
+        if hit is None:
+            crow, col = self.matrix.crow_indices(), self.matrix.col_indices()
+            row = torch.repeat_interleave(torch.arange(self.shape[0], device=crow.device), crow.diff())
+            pos = live[row].nonzero().view(-1)
+            r, c = row[pos], col[pos]
+            order = torch.argsort(c * max(self.shape[0], 1) + r)  # row-major order of the transpose
+            hit = (live.clone(), _crow(c[order], self.shape[1]), r[order], pos[order])
+            self._live.insert(0, hit)
+            del self._live[4:]
+        _, crow_t, col_t, pos = hit
+        return _csr(crow_t, col_t, self.values[pos], (self.shape[1], self.shape[0]))
 
     def __matmul__(self, w: Tensor) -> Tensor:
         if w.dim() != 2:

@@ -333,7 +333,12 @@ def test_live_bag_operator_weight_gradient_skips_zero_rows_bit_for_bit():
         assert torch.equal(fast, slow)
         torch.testing.assert_close(fast, a.t() @ up)
     assert len(live._live) <= 4
-    assert isinstance(live.with_values(live.values * 2.0), LiveBagOperator)
+    scaled = live.with_values(live.values * 2.0)  # e.g. input dropout: new values, the kept patterns shared
+    assert isinstance(scaled, LiveBagOperator) and scaled._live is live._live
+    up = torch.randn(30, 4, dtype=torch.float64, generator=g)
+    up[torch.arange(30) % 2 == 0] = 0.0
+    (fast,) = torch.autograd.grad(((scaled @ w) * up).sum(), w)
+    torch.testing.assert_close(fast, 2.0 * a.t() @ up)
 
 
 def previous_ehnn(model, x, edges, num_nodes):

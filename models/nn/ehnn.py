@@ -211,7 +211,8 @@ class LinearE2V(nn.Module):
         x0 = (x_v.sum(0, keepdim=True) + x_e.sum(0, keepdim=True)) / (s.num_nodes + s.num_edges)
         x1 = (x_v + s.sum_e2v @ x_e) / (1 + s.deg_v)
         x0 = x0 + self.mlp2(self.norms[1](x0), zero)
-        # row-wise from here to the output: the backward skips the rows outside the loss
+        # row-wise from here to the output: maps of at least LIVE_MIN_WEIGHTS weights (not at the Cora width 64)
+        # skip, in the backward, the rows outside the loss
         x1 = x1 + self.mlp2(self.norms[1](x1), one, live=True)
         x = x0 + x1
         return x + self.mlp3(self.norms[2](x), live=True) + self.bias

@@ -34,7 +34,7 @@ __all__ = [
     "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
     "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
     "aggregation", "weighted_aggregation", "mlp_tail", "live_rows_linear", "relu_dropout", "live_mlp",
-    "fast_dropout", "LiveBagOperator",
+    "fast_dropout",
 ]
 
 T = TypeVar("T")
@@ -728,57 +728,3 @@ def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
     for lin, norm in zip(mlp.lins[1:], mlp.norms[1:]):
         h = live_rows_linear(fast_dropout(norm(F.relu(h)), mlp.dropout, mlp.training), lin.weight, lin.bias)
     return h
-
-
-class LiveBagOperator(BagOperator):
-    """A :class:`BagOperator` whose weight-gradient product :math:`\mathbf{A}^\top\mathbf{G}` skips the rows of
-    :math:`\mathbf{G}` that are zero (nodes outside the loss, through row-wise layers) when fewer than
-    :data:`LIVE_ROWS` of them are live: the pattern of the transpose restricted to the live rows of
-    :math:`\mathbf{A}` is built once per live set (a few kept, shared with :meth:`with_values` copies, e.g. input
-    dropout) and multiplies by ``embedding_bag`` as before. The same sums with the terms :math:`a \cdot 0` left
-    out: bit for bit the same gradient (up to the sign of zeros)."""
-
-    @classmethod
-    def wrap(cls, op: SparseOperator) -> "LiveBagOperator":
-        new = super().wrap(op)
-        new._live = []  # (live mask, crow, col, positions of the values) of restricted transposes
-        return new
-
-    def with_values(self, values: Tensor) -> "LiveBagOperator":
-        new = LiveBagOperator.wrap(SparseOperator.with_values(self, values))
-        new._live = self._live  # the same pattern: the restricted patterns still hold
-        return new
-
-    def live_transposed(self, live: Tensor) -> Tensor:
-        """:math:`\mathbf{A}^\top` with only the columns of the ``live`` rows of :math:`\mathbf{A}` (CSR)."""
-        hit = next((entry for entry in self._live if torch.equal(entry[0], live)), None)
-        if hit is None:
-            crow, col = self.matrix.crow_indices(), self.matrix.col_indices()
-            row = torch.repeat_interleave(torch.arange(self.shape[0], device=crow.device), crow.diff())
-            pos = live[row].nonzero().view(-1)
-            r, c = row[pos], col[pos]
-            order = torch.argsort(c * max(self.shape[0], 1) + r)  # row-major order of the transpose
-            hit = (live.clone(), _crow(c[order], self.shape[1]), r[order], pos[order])
-            self._live.insert(0, hit)
-            del self._live[4:]
-        _, crow_t, col_t, pos = hit
-        return _csr(crow_t, col_t, self.values[pos], (self.shape[1], self.shape[0]))
-
-    def __matmul__(self, w: Tensor) -> Tensor:
-        if w.dim() != 2:
-            raise ValueError(f"LiveBagOperator multiplies 2-D tensors, got shape {tuple(w.shape)}")
-        return _LiveBagProduct.apply(w, self) if torch.is_grad_enabled() and w.requires_grad else _bag(self.matrix, w)
-
-
-class _LiveBagProduct(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, w: Tensor, op: LiveBagOperator) -> Tensor:  # type: ignore[override]
-        ctx.op = op
-        return _bag(op.matrix, w)
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
-        op = ctx.op
-        live = (grad.amax(1) != 0) | (grad.amin(1) != 0)  # exact; a NaN counts as live
-        t = op.live_transposed(live) if int(live.sum()) < LIVE_ROWS * live.numel() else op.transposed
-        return _bag(t, grad.contiguous()), None

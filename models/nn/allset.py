@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, LiveBagOperator, SparseOperator, _Pattern, _direction,
+from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, _Pattern, _direction,
                       aggregation, check_bool, check_choice, check_common, check_int, check_probability, dense,
                       dropout as drop, fast_dropout, glorot_, live_mlp, live_rows_linear, mlp_tail, relu_dropout,
                       weighted_aggregation)
@@ -229,8 +229,8 @@ class _SetGNN(HypergraphModel):
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         h = self.features(x)
-        if self.pma and isinstance(h, SparseOperator):  # embedding_bag products of the sparse input (2x faster;
-            h = LiveBagOperator.wrap(h)                  # the weight gradients skip the nodes outside the loss)
+        if self.pma and isinstance(h, SparseOperator):  # embedding_bag products of the sparse input (2x faster)
+            h = BagOperator.wrap(h)
         layers = []
         if self.gpr:
             layers.append(F.relu(self._gpr_input(h)))

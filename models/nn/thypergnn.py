@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, LiveBagOperator, SparseOperator, check_choice, check_common,
+from ._common import (BagOperator, HypergraphModel, Incidence, SparseOperator, check_choice, check_common,
                       check_int, dense, dropout as drop)
 from .registry import register_model
 
@@ -218,11 +218,10 @@ class THyperGNN(HypergraphModel):
 
 
 def _constant_operand(z: Tensor) -> Tensor | SparseOperator:
-    """``z`` as a sparse :class:`~models.nn._common.LiveBagOperator` when at most 10% of it is nonzero
-    (bag-of-words features and their tensor messages: 1.3% and 1.7% on Cora), so ``z @ W`` and its weight gradient
-    cost O(nnz) instead of O(N F); the weight gradient also skips the nodes outside the loss."""
+    """``z`` as a sparse :class:`BagOperator` when at most 10% of it is nonzero (bag-of-words features and their
+    tensor messages: 1.3% and 1.7% on Cora), so ``z @ W`` and its weight gradient cost O(nnz) instead of O(N F)."""
     nonzero = z != 0
     if int(nonzero.sum()) > 0.1 * z.numel():
         return z
     row, col = nonzero.nonzero(as_tuple=True)
-    return LiveBagOperator.wrap(SparseOperator(row, col, z[row, col], tuple(z.shape)))
+    return BagOperator(row, col, z[row, col], tuple(z.shape))

@@ -310,37 +310,6 @@ def test_ehnn_training_loss_on_some_nodes_equals_the_previous_maps(seed, num_lay
         torch.testing.assert_close(new_grad[k], g, msg=k)
 
 
-def test_live_bag_operator_weight_gradient_skips_zero_rows_bit_for_bit():
-    """T-HyperGNN's first-layer operand (and AllSetTransformer's sparse input): with zero rows in G (several live
-    sets, so the cached restricted transposes are reused and replaced), A^T G equals the plain BagOperator's bit for
-    bit and the dense product; with dropout values the operator keeps its class."""
-    from models.nn._common import BagOperator, LiveBagOperator
-    g = torch.Generator().manual_seed(4)
-    a = torch.randn(30, 9, dtype=torch.float64, generator=g) * (torch.rand(30, 9, generator=g) < 0.3)
-    a[7] = 0.0
-    row, col = a.nonzero(as_tuple=True)
-    base = SparseOperator(row, col, a[row, col], (30, 9))
-    live, plain = LiveBagOperator.wrap(base), BagOperator.wrap(base)
-    w = torch.randn(9, 4, dtype=torch.float64, generator=g, requires_grad=True)
-    for zero in (torch.arange(30) % 2 == 0, torch.arange(30) % 3 != 0, torch.arange(30) < 3, torch.arange(30) % 2 == 0,
-                 torch.zeros(30, dtype=torch.bool), torch.ones(30, dtype=torch.bool)):
-        up = torch.randn(30, 4, dtype=torch.float64, generator=g)
-        up[zero] = 0.0
-        out = live @ w
-        assert torch.equal(out, plain @ w)
-        (fast,) = torch.autograd.grad((out * up).sum(), w)
-        (slow,) = torch.autograd.grad(((plain @ w) * up).sum(), w)
-        assert torch.equal(fast, slow)
-        torch.testing.assert_close(fast, a.t() @ up)
-    assert len(live._live) <= 4
-    scaled = live.with_values(live.values * 2.0)  # e.g. input dropout: new values, the kept patterns shared
-    assert isinstance(scaled, LiveBagOperator) and scaled._live is live._live
-    up = torch.randn(30, 4, dtype=torch.float64, generator=g)
-    up[torch.arange(30) % 2 == 0] = 0.0
-    (fast,) = torch.autograd.grad(((scaled @ w) * up).sum(), w)
-    torch.testing.assert_close(fast, 2.0 * a.t() @ up)
-
-
 def previous_ehnn(model, x, edges, num_nodes):
     """EHNN's forward before session 9 (the order term added after the map, ReLU then dropout, plain linear maps,
     no cached encodings) with a dense H: in training, the same random draws in the same order as the model's (its

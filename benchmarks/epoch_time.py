@@ -22,7 +22,8 @@ put in ``sys.modules`` by this script only. Each model is built through DHG-Benc
 (``method_config`` with its cora yaml, our config's hidden/layers/dropout/lr/weight decay overlaid, keys its
 yaml lacks taken from ours; ``data_processing``, ``algo_preprocessing``, ``parse_model``) on the same Cora
 hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training``: forward, NLL of
-log-softmax, HJRL's reconstruction term, backward, Adam step). Its preprocessing is outside the timing, as in
+log-softmax, HJRL's reconstruction term, backward, Adam step; ``torch.optim.Adam`` as in its code, while ours
+steps the trainer's fused Adam, ``models.train.make_optimizer``). Its preprocessing is outside the timing, as in
 DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
 classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
 a fresh model of ours (tensors matched by shape in registration order, or by name for EHNN) to print the max
@@ -456,8 +457,9 @@ def _optimizer(name: str, model, args: argparse.Namespace):
 
     if name == REFERENCE:
         return torch.optim.Adam(model.parameters(), lr=args.lr)
-    cfg = our_config(name).trainer
-    return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    from models.train import make_optimizer
+
+    return make_optimizer(model.parameters(), our_config(name).trainer)  # the trainer's own optimiser
 
 
 def _epoch(model, optimizer, x, y, hyperedge_index, num_hyperedges, train) -> float:

@@ -34,7 +34,6 @@ __all__ = [
     "HypergraphModel", "Incidence", "SparseOperator", "Linear", "prepare_input", "dense", "dropout",
     "glorot_", "check_int", "check_probability", "check_choice", "check_bool", "check_float", "check_common",
     "aggregation", "weighted_aggregation", "mlp_tail", "live_rows_linear", "relu_dropout", "live_mlp",
-    "fast_dropout",
 ]
 
 T = TypeVar("T")
@@ -408,26 +407,41 @@ def dense(x: Tensor | SparseOperator) -> Tensor:
     return x.to_dense() if isinstance(x, SparseOperator) else x
 
 
-def _keep_mask(numel: int, p: float, device: torch.device) -> Tensor:
-    """Bool mask with ``P(True) = 1 - p`` (to 1/65536): 16-bit integers, four per 64-bit random draw."""
+def _mask_draws(numel: int, p: float, device: torch.device) -> tuple[Tensor, int]:
+    """``numel`` random 16-bit integers (four per 64-bit draw of the global generator) and the threshold at or
+    above which an entry is kept, so that ``P(keep) = 1 - p`` (to 1/65536)."""
     raw = torch.randint(-2 ** 63, 2 ** 63 - 1, ((numel + 3) // 4,), dtype=torch.int64, device=device)
-    threshold = -32768 + int(round(p * 65536))
-    return raw.view(torch.int16)[:numel] >= threshold
+    return raw.view(torch.int16)[:numel], -32768 + int(round(p * 65536))
+
+
+def _keep_mask(numel: int, p: float, device: torch.device) -> Tensor:
+    """Bool mask with ``P(True) = 1 - p`` (to 1/65536), from :func:`_mask_draws`."""
+    draws, threshold = _mask_draws(numel, p, device)
+    return draws >= threshold
+
+
+def _scaled_keep_mask(numel: int, p: float, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """``_keep_mask(numel, p, device).to(dtype) * (1 / (1 - p))`` bit for bit (the same random integers and
+    comparisons), compared as floats: int16 -> float is exact, and a float compare plus a float multiply are about
+    4x cheaper on CPU than the int16 compare and the bool -> float conversion (measured: 0.11 ms against 0.41 ms
+    for 4,287 x 64 entries)."""
+    draws, threshold = _mask_draws(numel, p, device)
+    exact = dtype if dtype in (torch.float32, torch.float64) else torch.float32  # every int16 exactly
+    return draws.to(exact).ge_(threshold).mul_(1.0 / (1.0 - p)).to(dtype)
 
 
 def dropout(x: Tensor | SparseOperator, p: float, training: bool) -> Tensor | SparseOperator:
-    """Inverted dropout (like ``F.dropout``) with a cheap mask; on sparse input it drops stored entries.
+    """Inverted dropout (like ``F.dropout``) with a cheap mask (:func:`_scaled_keep_mask`, the entries kept where
+    :func:`_keep_mask` is true); on sparse input it drops stored entries.
 
     Uses the global torch generator, so ``torch.manual_seed`` makes it reproducible.
     """
     if not training or p == 0.0:
         return x
-    scale = 1.0 / (1.0 - p)
     if isinstance(x, SparseOperator):
         vals = x.values
-        return x.with_values(vals * _keep_mask(vals.numel(), p, vals.device).to(vals.dtype).mul_(scale))
-    mask = _keep_mask(x.numel(), p, x.device).view_as(x).to(x.dtype).mul_(scale)
-    return x * mask
+        return x.with_values(vals * _scaled_keep_mask(vals.numel(), p, vals.device, vals.dtype))
+    return x * _scaled_keep_mask(x.numel(), p, x.device, x.dtype).view_as(x)
 
 
 class Linear(nn.Linear):
@@ -623,27 +637,6 @@ LIVE_ROWS = 0.75
 LIVE_MIN_WEIGHTS = 16384
 
 
-def _scaled_keep_mask(numel: int, p: float, device: torch.device, dtype: torch.dtype) -> Tensor:
-    """``_keep_mask(numel, p, device).to(dtype) * (1 / (1 - p))`` bit for bit (the same random integers and
-    comparisons), compared as floats: int16 -> float is exact, and a float compare plus a float multiply are about
-    4x cheaper on CPU than the int16 compare and the bool -> float conversion (measured: 0.11 ms against 0.41 ms
-    for 4,287 x 64 entries)."""
-    raw = torch.randint(-2 ** 63, 2 ** 63 - 1, ((numel + 3) // 4,), dtype=torch.int64, device=device)
-    threshold = -32768 + int(round(p * 65536))
-    exact = dtype if dtype in (torch.float32, torch.float64) else torch.float32  # every int16 exactly
-    return raw.view(torch.int16)[:numel].to(exact).ge_(threshold).mul_(1.0 / (1.0 - p)).to(dtype)
-
-
-def fast_dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """:func:`dropout` of a dense tensor with the same mask and values (bit for bit), built by
-    :func:`_scaled_keep_mask`."""
-    if not training or p == 0.0:
-        return x
-    if isinstance(x, SparseOperator) or not x.dtype.is_floating_point:
-        return dropout(x, p, training)
-    return x * _scaled_keep_mask(x.numel(), p, x.device, x.dtype).view_as(x)
-
-
 class _LiveRowsLinear(torch.autograd.Function):
     """``F.linear(x, weight, bias)``; the backward multiplies only the rows of ``x`` whose output gradient is not
     all zero (a loss over some rows, e.g. the training nodes, leaves the others' gradient exactly zero through
@@ -712,7 +705,7 @@ class _ReluDropout(torch.autograd.Function):
 def relu_dropout(x: Tensor, p: float, training: bool) -> Tensor:
     """``dropout(F.relu(x), p, training)`` in one pass (:class:`_ReluDropout`) when autograd records it."""
     if not training or p == 0.0 or not (torch.is_grad_enabled() and x.requires_grad):
-        return fast_dropout(F.relu(x), p, training)
+        return dropout(F.relu(x), p, training)
     return _ReluDropout.apply(x, p)
 
 
@@ -726,5 +719,5 @@ def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
     first = mlp.lins[0]
     h = first(x) if isinstance(x, SparseOperator) else live_rows_linear(x, first.weight, first.bias)
     for lin, norm in zip(mlp.lins[1:], mlp.norms[1:]):
-        h = live_rows_linear(fast_dropout(norm(F.relu(h)), mlp.dropout, mlp.training), lin.weight, lin.bias)
+        h = live_rows_linear(dropout(norm(F.relu(h)), mlp.dropout, mlp.training), lin.weight, lin.bias)
     return h

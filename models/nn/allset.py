@@ -18,7 +18,7 @@ from torch_geometric.utils import scatter, softmax
 
 from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, _Pattern, _direction,
                       aggregation, check_bool, check_choice, check_common, check_int, check_probability, dense,
-                      dropout as drop, fast_dropout, glorot_, live_mlp, live_rows_linear, mlp_tail, relu_dropout,
+                      dropout as drop, glorot_, live_mlp, live_rows_linear, mlp_tail, relu_dropout,
                       weighted_aggregation)
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
@@ -240,7 +240,7 @@ class _SetGNN(HypergraphModel):
             h = relu_dropout(v2e(h, inc, "edge"), self.dropout, self.training)
             h = F.relu(e2v(h, inc, "node"))
             layers.append(h)
-            h = fast_dropout(h, self.dropout, self.training)
+            h = drop(h, self.dropout, self.training)
         if self.gpr:
             # gpr_weights (Linear(num_layers + 1, 1), no bias) over the stacked outputs, without stacking them
             w = self.gpr_weights.weight[0]

@@ -315,4 +315,4 @@ class HyperND(HypergraphModel):
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         feats = self._cache.get((x, hyperedge_index), ("rows",) + self._key(inc), lambda: DiffusedFeatures(
             self.diffuse(x, hyperedge_index, num_hyperedges)))
-        return live_mlp(self.decoder, feats)  # the MLP's maps, its dropout masks drawn by fast_dropout
+        return live_mlp(self.decoder, feats)  # the MLP's maps, its dropout masks those of _common.dropout

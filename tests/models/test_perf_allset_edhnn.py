@@ -311,10 +311,11 @@ def test_live_rows_linear_equals_linear_with_gradients(share, monkeypatch):
 
 @pytest.mark.parametrize("p", [0.2, 0.5, 0.3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_fast_and_relu_dropout_equal_dropout_bit_for_bit(p, dtype):
-    """The same random stream and comparisons: the same masks and values as ``dropout`` (and ReLU then dropout),
-    with the gradient of the two ops."""
-    from models.nn._common import fast_dropout, relu_dropout
+def test_dropout_and_relu_dropout_equal_the_bool_mask_bit_for_bit(p, dtype):
+    """The same random stream and comparisons: ``dropout`` (float-compared mask) gives the values of the bool mask
+    of ``_keep_mask`` times 1/(1-p), dense and sparse, and ``relu_dropout`` those of ReLU then ``dropout``, with
+    the gradient of the two ops."""
+    from models.nn._common import SparseOperator, _keep_mask, relu_dropout
     x = torch.randn(301, 7, dtype=dtype, requires_grad=True)
     up = torch.randn(301, 7, dtype=dtype)
     torch.manual_seed(5)
@@ -327,7 +328,13 @@ def test_fast_and_relu_dropout_equal_dropout_bit_for_bit(p, dtype):
     torch.manual_seed(5)
     a = drop(x.detach(), p, True)
     torch.manual_seed(5)
-    assert torch.equal(fast_dropout(x.detach(), p, True), a)
+    assert torch.equal(a, x.detach() * _keep_mask(x.numel(), p, x.device).view_as(x).to(dtype).mul_(1 / (1 - p)))
+    rows, cols = (x.detach().abs() > 0.5).nonzero(as_tuple=True)
+    sp = SparseOperator(rows, cols, x.detach()[rows, cols], tuple(x.shape))
+    torch.manual_seed(5)
+    kept = drop(sp, p, True).values
+    torch.manual_seed(5)
+    assert torch.equal(kept, sp.values * _keep_mask(sp.values.numel(), p, x.device).to(dtype).mul_(1 / (1 - p)))
     assert (out == 0).sum() > (F.relu(x) == 0).sum()  # the mask dropped entries
 
 

@@ -366,7 +366,7 @@ def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_hypernd_training_with_dropout_equals_the_mlp_on_the_limit(seed, monkeypatch):
-    """Dropout 0.5 in training (same seed: the masks of ``fast_dropout`` are those of ``dropout``) and a loss over
+    """Dropout 0.5 in training (same seed: the same masks as ``dropout`` on the limit) and a loss over
     some nodes (the live-rows backward of the decoder): the same output and gradients as the MLP on the limit."""
     from models.nn import _common
     monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway

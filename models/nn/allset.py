@@ -233,7 +233,7 @@ class _SetGNN(HypergraphModel):
             h = BagOperator.wrap(h)
         layers = []
         if self.gpr:
-            layers.append(F.relu(self._gpr_input(h)))
+            layers.append(F.relu(live_mlp(self.gpr_mlp, h)))  # a sparse h stays sparse
         else:
             h = drop(h, self.input_dropout, self.training)
         for v2e, e2v in zip(self.v2e, self.e2v):
@@ -247,10 +247,6 @@ class _SetGNN(HypergraphModel):
             h = sum(w[i] * layer for i, layer in enumerate(layers))
         return live_mlp(self.decoder, h)
 
-    def _gpr_input(self, h: Tensor | SparseOperator) -> Tensor:
-        """``gpr_mlp(h)`` through :func:`~models.nn._common.live_mlp` (a sparse ``h`` stays sparse)."""
-        mlp = self.gpr_mlp
-        return mlp(h) if mlp.input_norm else live_mlp(mlp, h)
 
 _ARGS = r"""
     Args:

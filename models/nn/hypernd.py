@@ -9,7 +9,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from ._common import (BagOperator, HypergraphModel, Incidence, SparseOperator, _bag, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dense, live_mlp)
+                      check_common, check_float, check_int, dense, live_mlp, live_rows)
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
 
@@ -110,8 +110,7 @@ class _RowSplitProduct(torch.autograd.Function):
     @once_differentiable
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
         feats = ctx.feats
-        # rows outside the loss (e.g. nodes not in the training split) give 0: exact test (a NaN counts as live)
-        live = (grad.amax(1) != 0) | (grad.amin(1) != 0)
+        live = live_rows(grad)  # rows outside the loss (e.g. nodes not in the training split) give 0
         rows, block, sparse_rows, sparse_t = feats.parts(live if int(live.sum()) < _SKIP_ZERO_ROWS * live.numel()
                                                          else None)
         g = grad if rows is None else grad.index_select(0, rows)

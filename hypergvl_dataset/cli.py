@@ -80,7 +80,24 @@ def _load_plugins() -> None:
             raise RuntimeError(f"entry point {ep.name} = {ep.value} did not register a command {ep.name!r}")
 
 
+def release_process_group() -> None:
+    """Destroy torch.distributed's default process group if this process set one up (a rank of ``accelerate
+    launch`` or ``torchrun``). Every entry point calls it before it returns: a process that leaves the group to
+    interpreter exit can be aborted by gloo's threads after its work is done ("terminate called without an active
+    exception", pytorch/pytorch#190489), and the launcher then fails the whole run."""
+    dist = sys.modules.get("torch.distributed")  # never imports torch for a command that did not
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        release_process_group()
+
+
+def _main(argv: list[str] | None) -> int:
     _load_plugins()
     parser = argparse.ArgumentParser(prog="hypergvl", description="HyperGVL benchmark tools")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

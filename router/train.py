@@ -332,6 +332,15 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from hypergvl_dataset.cli import release_process_group
+
+    try:
+        return _main(argv)
+    finally:
+        release_process_group()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from hypergvl_dataset.cli import UserError
 
     d = TrainConfig(prm="", out="")

@@ -135,6 +135,25 @@ def test_rank_killed_midway_then_resumed_with_another_world_size(small_build, tm
     assert _results(out)["num_samples"] == 2 * 8 * 7
 
 
+def test_every_entry_point_releases_its_process_group(tmp_path):
+    """A rank that leaves gloo's process group to interpreter exit can abort after its work is done ("terminate
+    called without an active exception"), failing the launch: each command destroys the group before returning,
+    on success and on exit alike (``--help`` leaves through SystemExit)."""
+    code = """if True:
+        import contextlib, sys, torch.distributed as dist
+        from hypergvl_dataset.cli import main as hypergvl
+        from models.train import main as train
+        from router.train import main as router_train
+        for i, entry in enumerate((hypergvl, train, router_train)):
+            dist.init_process_group("gloo", init_method=f"file://{sys.argv[1]}/store{i}", rank=0, world_size=1)
+            with contextlib.suppress(SystemExit):
+                entry(["--help"])
+            assert not dist.is_initialized(), entry.__module__
+        """
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 def test_hf_model_on_two_ranks_equals_one_process(small_build, tmp_path, tiny_llava):
     sel = ["--dataset", str(small_build), "--model", f"hf:{tiny_llava}", "--tasks", "VC", "--text-reps", "n_set",
            "--visual-reps", "enc_hy", "--max-new-tokens", "4", "--dtype", "float32", "--batch-size", "3"]

@@ -19,6 +19,36 @@ STARS = ("undirected", "directed")
 _BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient
 _FUSE_ENTRIES = 1 << 22  # expansion graphs up to this many entries keep each operator as its own matrix
 DROPOUT_MODES = ("dropout", "dhgbench")
+ATTENTION_SCOPES = ("graph", "batch")
+
+
+class GraphGroups:
+    r"""The nodes of a block-diagonal batch grouped for attention within each hypergraph: graphs with the same
+    number of nodes :math:`n` form one ``[G_n, n]`` block, so one ``scaled_dot_product_attention`` call per
+    distinct size computes every graph's own :math:`n \times n` attention exactly (no padding, no mask) and the
+    work is :math:`\sum_g n_g^2` instead of :math:`N^2`.
+
+    ``batch[v]`` is the graph of node ``v`` (any order of nodes)."""
+
+    def __init__(self, batch: Tensor) -> None:
+        order = torch.argsort(batch, stable=True)  # nodes graph by graph, in their listed order
+        size = torch.bincount(batch)[batch[order]]  # the node count of each node's graph
+        by_size = torch.argsort(size, stable=True)
+        self.perm = order[by_size]  # nodes by graph size, then graph, then listed order
+        sizes, counts = torch.unique_consecutive(size[by_size], return_counts=True)
+        self.blocks = [(int(c) // int(n), int(n)) for n, c in zip(sizes, counts)]  # (graphs, nodes each)
+        self.inverse = torch.empty_like(order)
+        self.inverse[self.perm] = torch.arange(order.numel(), device=order.device)
+
+    def attention(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        """``scaled_dot_product_attention`` of ``[H, N, d]`` inputs within each graph: ``[H, N, d]``. One gather
+        and one split per input (their backward is one scatter and one concatenation, not a zero-filled
+        :math:`N`-row gradient per block)."""
+        heads, split = q.size(0), [g * n for g, n in self.blocks]
+        parts = [t[:, self.perm].split(split, dim=1) for t in (q, k, v)]
+        out = [F.scaled_dot_product_attention(*(t.view(heads, g, n, -1).transpose(0, 1) for t in ts))
+               .transpose(0, 1).reshape(heads, g * n, -1) for (g, n), *ts in zip(self.blocks, *parts)]
+        return torch.cat(out, dim=1)[:, self.inverse]
 
 
 class _Scaled:
@@ -231,7 +261,8 @@ class GCN(nn.Module):
 class TopologyAwareAttention(nn.Module):
     r"""DPHGNN's TAA block: :math:`\mathrm{MHA}(\mathbf{Q}\mathbf{W}_q, \mathbf{K}\mathbf{W}_k, \mathbf{V}\mathbf{W}_v)`
     over all nodes (``nn.MultiheadAttention`` on 2-D inputs, as the reference and the official code call it),
-    computed with ``F.scaled_dot_product_attention`` so that no :math:`N \times N` matrix is kept."""
+    computed with ``F.scaled_dot_product_attention`` so that no :math:`N \times N` matrix is kept; with
+    ``groups`` (:class:`GraphGroups`) over the nodes of each hypergraph of a batch only."""
 
     def __init__(self, in_channels: int, dim: int, heads: int) -> None:
         super().__init__()
@@ -250,7 +281,8 @@ class TopologyAwareAttention(nn.Module):
         nn.init.zeros_(self.out_proj.bias)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                pre: tuple[tuple[nn.Linear, Tensor], ...] | None = None) -> Tensor:
+                pre: tuple[tuple[nn.Linear, Tensor], ...] | None = None,
+                groups: GraphGroups | None = None) -> Tensor:
         r"""With ``pre`` ``((lin, r), ...)`` per input, input ``t`` stands for :math:`t\mathbf{W}^\top +
         \mathbf{r}\mathbf{b}^\top` (``lin``'s weight and bias, ``r`` a column): for a linear map applied before a
         sparse operator :math:`\mathbf{L}`, :math:`\mathbf{L}(\mathbf{Z}\mathbf{W}^\top + \mathbf{1}\mathbf{b}^\top)
@@ -261,7 +293,10 @@ class TopologyAwareAttention(nn.Module):
         q, k, v = (self._project(lin, t, w, b, m).view(n, self.heads, -1).transpose(0, 1)
                    for lin, t, w, b, m in zip((self.q, self.k, self.v), (query, key, value),
                                               self.in_proj_weight.chunk(3), self.in_proj_bias.chunk(3), maps))
-        out = F.scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)).squeeze(0)
+        if groups is None:
+            out = F.scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)).squeeze(0)
+        else:
+            out = groups.attention(q, k, v)
         return self.out_proj(out.transpose(0, 1).reshape(n, dim))
 
 
@@ -373,9 +408,9 @@ class DPHGNN(HypergraphModel):
 
     then :math:`\mathbf{Y} = \mathrm{HGConv}(\mathrm{DFF}([\mathbf{T} \Vert \mathbf{S}]\mathbf{W}_{fc},
     \mathbf{Z}_s^{\mathcal{E}}))`, where TAA is multi-head attention with queries, keys and values from the
-    three views (global over all nodes, through ``F.scaled_dot_product_attention``, no :math:`N \times N`
-    matrix kept), :math:`\mathbf{L}_g = \mathbf{D}_g - \mathbf{A}_g` the expansions' Laplacians, GCN the
-    reference's :math:`\mathbf{D}^{-1}\mathbf{A}+\mathbf{I}` (clique, star) or
+    three views (global over all nodes of the hypergraph, through ``F.scaled_dot_product_attention``, no
+    :math:`N \times N` matrix kept), :math:`\mathbf{L}_g = \mathbf{D}_g - \mathbf{A}_g` the expansions'
+    Laplacians, GCN the reference's :math:`\mathbf{D}^{-1}\mathbf{A}+\mathbf{I}` (clique, star) or
     :math:`\mathbf{D}^{-1/2}\mathbf{A}\mathbf{D}^{-1/2}` (HyperGCN) convolutions (:func:`hypergcn_graph`),
     :math:`\mathbf{Z}_s^{\mathcal{E}}` the star graph's hyperedge tokens (:class:`DPHGNNConv`) and HGConv
     DHG-Bench's final ``HypergraphConv``. The star graph is undirected, as in the paper and the official
@@ -383,8 +418,13 @@ class DPHGNN(HypergraphModel):
     does, so hyperedge tokens never see their members and :math:`\mathbf{Z}_s^{\mathcal{E}}` is one constant
     vector. ``dropout`` drops the spectral features, the DFF attention scores and the DFF outputs;
     ``dropout_mode="dhgbench"`` uses the reference's hard-coded 0.3 and 0.5 whatever ``dropout`` is. The
-    HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). Structure-only operators are
-    computed once; the spectral features multiply the input by the weight before the Laplacians
+    HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). In hypergraph classification the
+    forward gets ``batch`` (the graph of each node of the block-diagonal batch): with ``attention_scope="graph"``
+    each hypergraph's nodes attend to their own hypergraph's nodes (:class:`GraphGroups`), as the paper's attention
+    over one hypergraph's nodes reads, so a graph's output does not depend on which graphs share its batch;
+    ``attention_scope="batch"`` attends over every node of the batch, mixing graphs, as DHG-Bench's code does
+    (an :math:`N^2` cost for :math:`N` nodes in the batch instead of :math:`\sum_g n_g^2`). Structure-only
+    operators are computed once; the spectral features multiply the input by the weight before the Laplacians
     (:meth:`_spectral`), and the star view is smoothed on its node rows only (the same products, reordered).
 
     For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
@@ -412,11 +452,13 @@ class DPHGNN(HypergraphModel):
         negative_slope (float): LeakyReLU slope of the DFF attention. (default: :obj:`0.2`)
         star (str): ``"undirected"`` or ``"directed"`` star graph. (default: :obj:`"undirected"`)
         dropout_mode (str): ``"dropout"`` or ``"dhgbench"``. (default: :obj:`"dropout"`)
+        attention_scope (str): ``"graph"`` or ``"batch"``. (default: :obj:`"graph"`)
         seed (int): Seed of the HyperGCN projection. (default: :obj:`0`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),
-          hyperedge indices :math:`(2, \mathrm{nnz})`, optional number of hyperedges :math:`|\mathcal{E}|`
+          hyperedge indices :math:`(2, \mathrm{nnz})`, optional number of hyperedges :math:`|\mathcal{E}|`,
+          optional graph of each node :math:`(|\mathcal{V}|,)`
         - **output:** :math:`(|\mathcal{V}|, F_{out})`
     """
 
@@ -428,7 +470,7 @@ class DPHGNN(HypergraphModel):
                  clique_layers: int = 2, hypergcn_layers: int = 2, star_layers: int = 2,
                  expansion_dropout: float = 0.5, mediators: bool = True, attention_dim: int = 64, heads: int = 1,
                  spectral_dim: int = 64, fc_dim: int = 64, negative_slope: float = 0.2, star: str = "undirected",
-                 dropout_mode: str = "dropout", seed: int = 0) -> None:
+                 dropout_mode: str = "dropout", attention_scope: str = "graph", seed: int = 0) -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         for name, value in (("expansion_dim", expansion_dim), ("expansion_hidden", expansion_hidden),
@@ -442,6 +484,7 @@ class DPHGNN(HypergraphModel):
         self.mediators = check_bool("mediators", mediators)
         self.star = check_choice("star", star, STARS)
         self.dropout_mode = check_choice("dropout_mode", dropout_mode, DROPOUT_MODES)
+        self.attention_scope = check_choice("attention_scope", attention_scope, ATTENTION_SCOPES)
         self.seed = check_int("seed", seed, 0)
         if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
             raise ValueError(f"negative_slope must be a real number, got {negative_slope!r}")
@@ -481,8 +524,10 @@ class DPHGNN(HypergraphModel):
         xw1, xw2 = xw.chunk(2, dim=1)
         return s.l_hgnn @ xw1 + 0.5 * (s.l_sym @ xw2 + s.l_rw @ xw2) + self.spectral.bias
 
-    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None,
+                batch: Tensor | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
+        groups = GraphGroups(batch) if batch is not None and self.attention_scope == "graph" else None
         s = inc.memo(("dphgnn", self.star), lambda: _Structure(inc, self.star))
         xin = self.features(x)
         key = (self.mediators, self.seed, inc.num_edges)
@@ -491,12 +536,12 @@ class DPHGNN(HypergraphModel):
         n = inc.num_nodes
         z_c, z_h = self.gcn_clique(xin, s.a_cg), self.gcn_hypergcn(xin, a_hyp)
         z_s = self.gcn_star(xin, s.a_sg, pad=inc.num_edges)
-        spatial = self.taa_spatial(z_h, z_c, z_s[:n])
+        spatial = self.taa_spatial(z_h, z_c, z_s[:n], groups=groups)
         # SmoothNet L (Z W^T + b) of each view, its linear map composed into the attention's projections
         ones = z_h.new_ones(n, 1)
         rows = (l_hyp @ ones, s.l_cg @ ones, s.l_sg_nodes_sum)
         spectral_taa = self.taa_spectral(l_hyp @ z_h, s.l_cg @ z_c, s.l_sg_nodes @ z_s,
-                                         pre=tuple(zip(self.smooth, rows)))
+                                         pre=tuple(zip(self.smooth, rows)), groups=groups)
         p_spec, p_dff = self._dropouts()
         spec = drop(F.relu(self._spectral(s, xin)), p_spec, self.training)
         h = self.fc(torch.cat([spatial, spectral_taa, spec], dim=1))

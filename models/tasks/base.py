@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import inspect
 from typing import Any, ClassVar, Iterator
 
 import numpy as np
@@ -13,15 +14,21 @@ __all__ = ["Task", "TaskModule", "add_extra_loss"]
 
 
 class TaskModule(nn.Module):
-    """Encoder plus task head as one module (so ``accelerate`` prepares, saves and restores a single model)."""
+    """Encoder plus task head as one module (so ``accelerate`` prepares, saves and restores a single model).
+
+    An encoder whose ``forward`` takes a ``batch`` keyword also gets the head's ``batch`` input (in hypergraph
+    classification, the graph of each node of the block-diagonal batch), for computations that must stay within
+    one hypergraph (DPHGNN's attention)."""
 
     def __init__(self, encoder: nn.Module, head: nn.Module):
         super().__init__()
         self.encoder = encoder
         self.head = head
+        self._encoder_takes_batch = "batch" in inspect.signature(encoder.forward).parameters
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int, **head_inputs: Any) -> Tensor:
-        return self.head(self.encoder(x, hyperedge_index, num_hyperedges), **head_inputs)
+        extra = {"batch": head_inputs["batch"]} if self._encoder_takes_batch and "batch" in head_inputs else {}
+        return self.head(self.encoder(x, hyperedge_index, num_hyperedges, **extra), **head_inputs)
 
 
 class Task(abc.ABC):

@@ -313,6 +313,39 @@ class Incidence:
         return self.memo("clique_expansion", build)
 
 
+ATTENTION_SCOPES = ("graph", "batch")  # attention within each hypergraph of a batch, or over the whole batch
+
+
+class GraphGroups:
+    r"""The tokens of a block-diagonal batch grouped for computations that stay within one hypergraph (the
+    global attention of DPHGNN and HyperGT in hypergraph classification): graphs with the same number of tokens
+    :math:`n` form one block of :math:`g` graphs, so a block's work is one batched call over :math:`[g, n]`
+    (no padding, no mask) and attention costs :math:`\sum_g n_g^2`, not :math:`N^2`.
+
+    ``graph[t]`` is the graph of token ``t`` (any order, any non-negative ids)."""
+
+    def __init__(self, graph: Tensor) -> None:
+        self.graph = graph
+        order = torch.argsort(graph, stable=True)  # tokens graph by graph, in their listed order
+        size = torch.bincount(graph)[graph[order]]  # the token count of each token's graph
+        by_size = torch.argsort(size, stable=True)
+        self.perm = order[by_size]  # tokens by graph size, then graph, then listed order
+        sizes, counts = torch.unique_consecutive(size[by_size], return_counts=True)
+        self.blocks = [(int(c) // int(n), int(n)) for n, c in zip(sizes, counts)]  # (graphs, tokens each)
+        self.inverse = torch.empty_like(order)
+        self.inverse[self.perm] = torch.arange(order.numel(), device=order.device)
+
+    def apply(self, fn: Callable[..., Tensor], *tensors: Tensor) -> Tensor:
+        """``fn(g, n, *blocks)`` on each block of the ``[B, T, ...]`` inputs (tokens on dim 1; each block
+        ``[B, g n, ...]``, graph by graph), its ``[B, g n, ...]`` outputs put back in token order. One gather and
+        one split per input: their backward is one scatter and one concatenation, not a zero-filled gradient of
+        all tokens per block."""
+        split = [g * n for g, n in self.blocks]
+        parts = [t[:, self.perm].split(split, dim=1) for t in tensors]
+        out = [fn(g, n, *ts) for (g, n), *ts in zip(self.blocks, *parts)]
+        return torch.cat(out, dim=1)[:, self.inverse]
+
+
 def _check_index_shape(hyperedge_index: Any) -> None:
     if not isinstance(hyperedge_index, Tensor) or hyperedge_index.dim() != 2 or hyperedge_index.size(0) != 2:
         shape = tuple(hyperedge_index.shape) if isinstance(hyperedge_index, Tensor) else type(hyperedge_index)

@@ -11,46 +11,14 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _csr, _inv, check_bool, check_choice,
-                      check_common, check_int, check_probability, dropout as drop)
+from ._common import (ATTENTION_SCOPES, GraphGroups, HypergraphModel, Incidence, Linear, SparseOperator, _coo, _csr,
+                      _inv, check_bool, check_choice, check_common, check_int, check_probability, dropout as drop)
 from .registry import register_model
 
 STARS = ("undirected", "directed")
 _BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient
 _FUSE_ENTRIES = 1 << 22  # expansion graphs up to this many entries keep each operator as its own matrix
 DROPOUT_MODES = ("dropout", "dhgbench")
-ATTENTION_SCOPES = ("graph", "batch")
-
-
-class GraphGroups:
-    r"""The nodes of a block-diagonal batch grouped for attention within each hypergraph: graphs with the same
-    number of nodes :math:`n` form one ``[G_n, n]`` block, so one ``scaled_dot_product_attention`` call per
-    distinct size computes every graph's own :math:`n \times n` attention exactly (no padding, no mask) and the
-    work is :math:`\sum_g n_g^2` instead of :math:`N^2`.
-
-    ``batch[v]`` is the graph of node ``v`` (any order of nodes)."""
-
-    def __init__(self, batch: Tensor) -> None:
-        order = torch.argsort(batch, stable=True)  # nodes graph by graph, in their listed order
-        size = torch.bincount(batch)[batch[order]]  # the node count of each node's graph
-        by_size = torch.argsort(size, stable=True)
-        self.perm = order[by_size]  # nodes by graph size, then graph, then listed order
-        sizes, counts = torch.unique_consecutive(size[by_size], return_counts=True)
-        self.blocks = [(int(c) // int(n), int(n)) for n, c in zip(sizes, counts)]  # (graphs, nodes each)
-        self.inverse = torch.empty_like(order)
-        self.inverse[self.perm] = torch.arange(order.numel(), device=order.device)
-
-    def attention(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-        """``scaled_dot_product_attention`` of ``[H, N, d]`` inputs within each graph: ``[H, N, d]``. One gather
-        and one split per input (their backward is one scatter and one concatenation, not a zero-filled
-        :math:`N`-row gradient per block)."""
-        heads, split = q.size(0), [g * n for g, n in self.blocks]
-        parts = [t[:, self.perm].split(split, dim=1) for t in (q, k, v)]
-        out = [F.scaled_dot_product_attention(*(t.view(heads, g, n, -1).transpose(0, 1) for t in ts))
-               .transpose(0, 1).reshape(heads, g * n, -1) for (g, n), *ts in zip(self.blocks, *parts)]
-        return torch.cat(out, dim=1)[:, self.inverse]
-
-
 class _Scaled:
     r""":math:`\mathrm{diag}(\mathbf{l})\,\mathbf{B}\,\mathrm{diag}(\mathbf{r}) + \mathrm{diag}(\mathbf{d})` for a
     stored sparse :math:`\mathbf{B}` that several operators share (``None``: no scaling, no diagonal), so each
@@ -295,8 +263,11 @@ class TopologyAwareAttention(nn.Module):
                                               self.in_proj_weight.chunk(3), self.in_proj_bias.chunk(3), maps))
         if groups is None:
             out = F.scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)).squeeze(0)
-        else:
-            out = groups.attention(q, k, v)
+        else:  # [H, g n, d] per block of g graphs of n nodes -> [g, H, n, d]
+            def block(g: int, size: int, *qkv: Tensor) -> Tensor:
+                qkv = (t.view(self.heads, g, size, -1).transpose(0, 1) for t in qkv)
+                return F.scaled_dot_product_attention(*qkv).transpose(0, 1).reshape(self.heads, g * size, -1)
+            out = groups.apply(block, q, k, v)
         return self.out_proj(out.transpose(0, 1).reshape(n, dim))
 
 

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, _keep_mask, check_bool,
-                      check_choice, check_common, check_float, check_int, dropout as drop)
+from ._common import (ATTENTION_SCOPES, GraphGroups, HypergraphModel, Incidence, Linear, SparseOperator, _inv,
+                      _keep_mask, check_bool, check_choice, check_common, check_float, check_int, dropout as drop)
 from .registry import register_model
 
 POSITIONAL_ENCODINGS = ("trained", "random", "none")
@@ -30,23 +30,41 @@ def orthogonal_features(num_features: int, dim: int, generator: torch.Generator 
     return torch.cat(blocks)[:num_features] * norms
 
 
-def _kernel_parts(data: Tensor, projection: Tensor, is_query: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _per_graph(values: Tensor, graph: Tensor, reduce: str, dim: int = 1) -> Tensor:
+    """``values`` reduced (``"sum"``/``"amax"``) over the tokens (dim ``dim``) of each graph (``graph[t]``: the
+    graph of token ``t``), read back per token: the shape of ``values``."""
+    shape = list(values.shape)
+    shape[dim] = int(graph.max()) + 1 if graph.numel() else 0
+    index = graph.view([-1 if d == dim else 1 for d in range(values.dim())]).expand_as(values)
+    out = values.new_full(shape, -math.inf if reduce == "amax" else 0.0)
+    return out.scatter_reduce_(dim, index, values, reduce).index_select(dim, graph)
+
+
+def _kernel_parts(data: Tensor, projection: Tensor, is_query: bool,
+                  graph: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(u, dash, stab, exp(dash - |u|^2/2 - stab))`` of :func:`softmax_kernel`."""
     u = data * data.size(-1) ** -0.25
     dash = u @ projection.t()
     diag = u.square().sum(-1, keepdim=True) / 2
-    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax(dim=(1, 2), keepdim=True)
+    if is_query:
+        stab = dash.amax(-1, keepdim=True)
+    elif graph is None:
+        stab = dash.amax(dim=(1, 2), keepdim=True)
+    else:
+        stab = _per_graph(dash.amax(-1, keepdim=True), graph, "amax")
     return u, dash, stab, torch.exp(dash - diag - stab)
 
 
-def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float = 1e-6) -> Tensor:
+def softmax_kernel(data: Tensor, projection: Tensor, is_query: bool, eps: float = 1e-6,
+                   graph: Tensor | None = None) -> Tensor:
     r"""Positive random features :math:`\phi` of the softmax kernel (Performer, as NodeFormer computes them):
     with :math:`\mathbf{u} = d^{-1/4}\mathbf{x}`, :math:`\phi(\mathbf{x}) = m^{-1/2}(\exp(\mathbf{W}\mathbf{u}
     - \lVert\mathbf{u}\rVert^2/2 - c) + \epsilon)`, so that :math:`\mathbb{E}[\phi(\mathbf{q})^\top
     \phi(\mathbf{k})] \propto \exp(\mathbf{q}^\top\mathbf{k}/\sqrt{d})`. The stabiliser :math:`c` is the row's
-    maximum for queries and the maximum over all tokens for keys (per head), constants that cancel in the
-    attention's normalisation. ``data``: ``[H, T, d]``; ``projection``: ``[m, d]``; returns ``[H, T, m]``."""
-    return (_kernel_parts(data, projection, is_query)[3] + eps) / math.sqrt(projection.size(0))
+    maximum for queries and the maximum over all tokens for keys (per head; with ``graph``, the graph of each token,
+    over the tokens of the key's graph), constants that cancel in the attention's normalisation but for
+    :math:`\epsilon`. ``data``: ``[H, T, d]``; ``projection``: ``[m, d]``; returns ``[H, T, m]``."""
+    return (_kernel_parts(data, projection, is_query, graph)[3] + eps) / math.sqrt(projection.size(0))
 
 
 class _KernelFeatures(torch.autograd.Function):
@@ -64,11 +82,11 @@ class _KernelFeatures(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, z: Tensor, weight: Tensor, bias: Tensor, projection: Tensor,  # type: ignore[override]
-                heads: int, tau: float, is_query: bool) -> Tensor:
-        ctx.heads, ctx.tau, ctx.is_query = heads, tau, is_query
+                heads: int, tau: float, is_query: bool, graph: Tensor | None = None) -> Tensor:
+        ctx.heads, ctx.tau, ctx.is_query, ctx.graph = heads, tau, is_query, graph
         ctx.save_for_backward(z, weight, bias, projection)
-        return torch.cat([softmax_kernel(_KernelFeatures.data(z, weight, bias, h, heads, tau), projection, is_query)
-                          for h in range(heads)])
+        return torch.cat([softmax_kernel(_KernelFeatures.data(z, weight, bias, h, heads, tau), projection, is_query,
+                                         graph=graph) for h in range(heads)])
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
@@ -78,16 +96,21 @@ class _KernelFeatures(torch.autograd.Function):
         dims = (-1,) if ctx.is_query else (1, 2)
         for h in range(ctx.heads):
             data = _KernelFeatures.data(z, weight, bias, h, ctx.heads, ctx.tau)
-            u, dash, stab, e = _kernel_parts(data, projection, ctx.is_query)
+            u, dash, stab, e = _kernel_parts(data, projection, ctx.is_query, ctx.graph)
             a = grad[h:h + 1] * e / math.sqrt(projection.size(0))  # d loss / d exponent
             ties = dash == stab
-            d_dash = a - ties * (a.sum(dims, keepdim=True) / ties.sum(dims, keepdim=True))
+            if ctx.is_query or ctx.graph is None:
+                share = a.sum(dims, keepdim=True) / ties.sum(dims, keepdim=True)
+            else:  # the stabiliser of each graph's keys: its gradient shared by that graph's maxima
+                share = (_per_graph(a.sum(-1, keepdim=True), ctx.graph, "sum")
+                         / _per_graph(ties.sum(-1, keepdim=True).to(a.dtype), ctx.graph, "sum"))
+            d_dash = a - ties * share
             du = d_dash @ projection - a.sum(-1, keepdim=True) * u
             d_lin[:, h * width:(h + 1) * width] = du[0] * (data.size(-1) ** -0.25 / math.sqrt(ctx.tau))
         dz = d_lin @ weight if ctx.needs_input_grad[0] else None
         dw = d_lin.t() @ z if ctx.needs_input_grad[1] else None
         db = d_lin.sum(0) if ctx.needs_input_grad[2] else None
-        return dz, dw, db, None, None, None, None
+        return dz, dw, db, None, None, None, None, None
 
 
 def _token_chunks(total: int, per_token: int) -> list[slice]:
@@ -239,14 +262,19 @@ class _LinkScores(torch.autograd.Function):
         return dq, dk, None, None, None
 
 
-def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+def link_log_likelihood(qf: Tensor, kf: Tensor, start: Tensor, end: Tensor, weight: Tensor,
+                        graph: Tensor | None = None) -> Tensor:
     r"""NodeFormer's edge regulariser: the mean over links :math:`(s \to t)` and heads of
     :math:`w_{st}\log a_{ts}`, :math:`a_{ts} = \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_s) / \sum_j
     \phi(\mathbf{q}_t)^\top\phi(\mathbf{k}_j)` the attention token :math:`t` pays to :math:`s` (no Gumbel
     noise), computed for the links only (:math:`O(|\text{links}|)`, Yelp: 5.4M links): the numerators by
     :class:`_LinkScores`, the normalisers once per token, :math:`\sum_l w_l \log n_{t_l} = \sum_t
-    (\sum_{l: t_l = t} w_l) \log n_t`."""
-    den = (qf @ kf.sum(1).unsqueeze(-1)).squeeze(-1)  # [H, T]
+    (\sum_{l: t_l = t} w_l) \log n_t` (with ``graph``, the graph of each token, :math:`j` runs over the tokens of
+    :math:`t`'s graph)."""
+    if graph is None:
+        den = (qf @ kf.sum(1).unsqueeze(-1)).squeeze(-1)  # [H, T]
+    else:
+        den = (qf * _per_graph(kf, graph, "sum")).sum(-1)
     per_target = weight.new_zeros(qf.size(1)).index_add_(0, end, weight)
     total = _LinkScores.apply(qf, kf, start, end, weight) - (den.log() * per_target).sum()
     return total / max(start.numel() * qf.size(0), 1)
@@ -302,21 +330,33 @@ class _Attention(nn.Module):
             lin.reset_parameters()
         self.projection.copy_(orthogonal_features(self.random_features, self.hidden))
 
-    def features(self, z: Tensor, tau: float) -> tuple[Tensor, Tensor]:
+    def features(self, z: Tensor, tau: float, graph: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Query and key random features, heads first: ``[H, T, m]`` each; a fresh feature matrix in training (the
-        reference redraws it every forward), the stored one in evaluation."""
+        reference redraws it every forward), the stored one in evaluation; ``graph``: the keys' stabiliser per
+        graph (:func:`softmax_kernel`)."""
         proj = orthogonal_features(self.random_features, self.hidden).to(z) if self.training else self.projection
-        return tuple(_KernelFeatures.apply(z, lin.weight, lin.bias, proj, self.heads, tau, is_query)
+        return tuple(_KernelFeatures.apply(z, lin.weight, lin.bias, proj, self.heads, tau, is_query, graph)
                      for lin, is_query in ((self.q, True), (self.k, False)))
 
-    def attend(self, z: Tensor, qf: Tensor, kf: Tensor, w: Tensor, rows: int) -> Tensor:
+    def attend(self, z: Tensor, qf: Tensor, kf: Tensor, w: Tensor, rows: int,
+               groups: GraphGroups | None = None) -> Tensor:
         r""":math:`\mathrm{Attn}(\mathbf{Z})\mathbf{W}_o + \mathbf{b}_o` for the first ``rows`` tokens, values
         :math:`\mathbf{v}_{hj} = \mathbf{W}_{v,h}\mathbf{z}_j + \mathbf{b}_{v,h}` and key weights ``w``
         (:func:`weighted_kernel_attention`). Both projections are folded into the :math:`K m \times D` matrices
         :math:`\mathbf{U}_{hk}` (:math:`\mathbf{U}_{hk} \mapsto (\mathbf{U}^{z}_{hk}\mathbf{W}_{v,h}^\top +
         \mathbf{a}_{hk}\mathbf{b}_{v,h}^\top)\mathbf{W}_{o,h}^\top`, summed over heads), so no
-        :math:`T \times H d` value or attention tensor is formed."""
+        :math:`T \times H d` value or attention tensor is formed. With ``groups`` each hypergraph's tokens
+        attend to their own hypergraph's tokens: a block of :math:`g` graphs of :math:`t` tokens runs as
+        :math:`H g` independent heads on the projected values (folding the maps into :math:`G` per-graph
+        :math:`\mathbf{U}` would cost :math:`G` times the value map)."""
         heads, d = self.heads, self.hidden
+        if groups is not None:
+            def block(g: int, t: int, *parts: Tensor) -> Tensor:  # [H, g t, .] as [H g, t, .]: graphs as heads
+                flat = (p.reshape(heads * g, t, -1) for p in parts)
+                return weighted_kernel_attention(*flat).reshape(heads, g * t, -1)
+            v = self.v(z).view(z.size(0), heads, d).transpose(0, 1)
+            out = groups.apply(block, qf, kf, v, w)[:, :rows]
+            return self.o(out.transpose(0, 1).reshape(out.size(1), heads * d))
         w_v = self.v.weight.view(heads, d, -1)
         w_o = self.o.weight.view(-1, heads, d)
 
@@ -366,8 +406,13 @@ class HyperGT(HypergraphModel):
     changes, e.g. per batch in hypergraph classification). DHG-Bench also discards the regulariser
     (``link_loss_weight=0``), uses :math:`\tau = 1` (its forward's default) and zero hyperedge features
     (``hyperedge_features="zero"``; the paper's code averages the members, ``hefeat mean``). Hyperedges without
-    members are not tokens. DHG-Bench on Cora: 2 layers, hidden 128, 4 heads, 30 random features, 10 Gumbel
-    samples, LayerNorm, residual, activation and jumping knowledge on, lr 5e-3, weight decay 1e-3, 100 epochs.
+    members are not tokens. In hypergraph classification the forward gets ``batch`` (the graph of each node of
+    the block-diagonal batch): with ``attention_scope="graph"`` the tokens of each hypergraph (its nodes and
+    hyperedges) attend to each other only (:class:`GraphGroups`), as attention over one hypergraph's tokens
+    reads, so a graph's output does not depend on the graphs beside it in a batch; ``"batch"`` attends over every
+    token of the batch, as DHG-Bench's code does. DHG-Bench on Cora: 2 layers, hidden 128, 4 heads, 30 random
+    features, 10 Gumbel samples, LayerNorm, residual, activation and jumping knowledge on, lr 5e-3, weight decay
+    1e-3, 100 epochs.
 
     For :math:`\mathcal{V} = \{0, 1, 2, 3\}`, :math:`\mathcal{E} = \{\{0, 1, 2\}, \{1, 2, 3\}\}`::
 
@@ -394,11 +439,13 @@ class HyperGT(HypergraphModel):
         residual (bool): Residual connection around each attention layer. (default: :obj:`True`)
         activation (bool): ELU after each layer. (default: :obj:`False`)
         jumping_knowledge (bool): Concatenate all layers before the output map. (default: :obj:`False`)
+        attention_scope (str): ``"graph"`` or ``"batch"`` (DHG-Bench). (default: :obj:`"graph"`)
         seed (int): Seed of the ``"random"`` positional encodings. (default: :obj:`0`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse), hyperedge indices
-          :math:`(2, \mathrm{nnz})`, optional :math:`|\mathcal{E}|`
+          :math:`(2, \mathrm{nnz})`, optional :math:`|\mathcal{E}|`, optional graph of each node
+          :math:`(|\mathcal{V}|,)`
         - **output:** :math:`(|\mathcal{V}|, F_{out})`
     """
 
@@ -412,7 +459,7 @@ class HyperGT(HypergraphModel):
                  gumbel_samples: int = 10, tau: float = 0.25, positional_encoding: str = "trained",
                  link_loss_weight: float = 1.0, hyperedge_features: str = "mean", layer_norm: bool = True,
                  residual: bool = True, activation: bool = False, jumping_knowledge: bool = False,
-                 seed: int = 0) -> None:
+                 attention_scope: str = "graph", seed: int = 0) -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         self.dropout, self.hidden = dropout, hidden_channels
@@ -430,6 +477,7 @@ class HyperGT(HypergraphModel):
         self.residual = check_bool("residual", residual)
         self.activation = check_bool("activation", activation)
         self.jumping_knowledge = check_bool("jumping_knowledge", jumping_knowledge)
+        self.attention_scope = check_choice("attention_scope", attention_scope, ATTENTION_SCOPES)
         self.seed = check_int("seed", seed, 0)
         self.lin_in = Linear(in_channels, hidden_channels)
         self.convs = nn.ModuleList(_Attention(hidden_channels, heads, random_features) for _ in range(num_layers))
@@ -535,9 +583,17 @@ class HyperGT(HypergraphModel):
                 torch.cat([pe_e, pe_e.new_zeros(inc.num_edges - pe_e.size(0), pe_e.size(1))])
         return tok.incidence @ pe_e + b_e, tok.members @ pe_v + b_v
 
-    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
+    def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None,
+                batch: Tensor | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         tok = inc.memo("hypergt", lambda: _Tokens(inc))
+        groups = None
+        if batch is not None and self.attention_scope == "graph":
+            graph = batch.new_empty(tok.num_tokens)
+            graph[:inc.num_nodes] = batch
+            graph[tok.end[:inc.nnz]] = batch[inc.node]  # a hyperedge token's graph: its members'
+            groups = GraphGroups(graph)
+        graph = groups.graph if groups is not None else None
         h = self.lin_in(self.features(x))
         if self.positional_encoding == "none":
             node_pe = edge_pe = 0.0
@@ -549,16 +605,17 @@ class HyperGT(HypergraphModel):
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms[1:])):
             # only node tokens are read after the last layer: its hyperedge-token outputs are not computed
             rows = inc.num_nodes if i == len(self.convs) - 1 else z.size(0)
-            qf, kf = conv.features(z, self.tau)
+            qf, kf = conv.features(z, self.tau, graph)
             if self.gumbel and self.training:
                 noise = -torch.empty(qf.shape[:2] + (self.gumbel_samples,), dtype=qf.dtype,
                                      device=qf.device).exponential_().log() / self.tau
-                w = torch.exp(noise - noise.amax(1, keepdim=True))  # as gumbel_kernel_attention
+                top = noise.amax(1, keepdim=True) if graph is None else _per_graph(noise, graph, "amax")
+                w = torch.exp(noise - top)  # as gumbel_kernel_attention; per graph, no graph's weights underflow
             else:
                 w = qf.new_ones(qf.shape[:2] + (1,))
             if self.training and self.link_loss_weight > 0 and torch.is_grad_enabled():
-                links.append(link_log_likelihood(qf, kf, tok.start, tok.end, tok.link_weight))
-            out = conv.attend(z, qf, kf, w, rows)
+                links.append(link_log_likelihood(qf, kf, tok.start, tok.end, tok.link_weight, graph))
+            out = conv.attend(z, qf, kf, w, rows, groups)
             out = norm(out + z[:rows] if self.residual else out)
             if self.activation:
                 out = F.elu(out)

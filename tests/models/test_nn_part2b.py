@@ -335,10 +335,18 @@ def test_dphgnn_attention_equals_dense_multihead_attention(heads):
     torch.testing.assert_close(taa(q, k, v), expected, rtol=1e-5, atol=1e-6)
 
 
-def test_dphgnn_graph_groups_equal_block_diagonal_dense_attention():
+def _dphgnn(**kwargs):
+    torch.manual_seed(0)
+    return build_model("DPHGNN", in_channels=4, hidden_channels=6, out_channels=3, expansion_dim=8,
+                       expansion_hidden=5, attention_dim=4, spectral_dim=3, fc_dim=5, **kwargs)
+
+
+def test_graph_groups_give_block_diagonal_dense_attention():
     """Attention within each graph (one SDPA call per graph size) against dense softmax attention with the
     block-diagonal mask, on graphs of sizes 1 to 5, nodes listed out of graph order, two heads."""
-    from models.nn.dphgnn import GraphGroups
+    import torch.nn.functional as F
+
+    from models.nn._common import GraphGroups
     torch.manual_seed(0)
     sizes = [3, 1, 5, 3, 2, 5, 5]
     batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
@@ -347,12 +355,22 @@ def test_dphgnn_graph_groups_equal_block_diagonal_dense_attention():
     scores = q @ k.transpose(1, 2) / 2.0
     scores = scores.masked_fill(batch[:, None] != batch[None, :], float("-inf"))
     expected = torch.softmax(scores, -1) @ v
-    torch.testing.assert_close(GraphGroups(batch).attention(q, k, v), expected)
+    def block(g, n, *qkv):
+        qkv = (t.view(2, g, n, -1).transpose(0, 1) for t in qkv)
+        return F.scaled_dot_product_attention(*qkv).transpose(0, 1).reshape(2, g * n, -1)
+    torch.testing.assert_close(GraphGroups(batch).apply(block, q, k, v), expected)
 
 
-def test_dphgnn_attention_scope_graph_keeps_each_graph_to_itself():
-    """In a block-diagonal batch, ``attention_scope="graph"`` gives every graph the output it has alone; the
-    reference's ``"batch"`` scope mixes the graphs; on one hypergraph (no ``batch``) the two are the same."""
+def _hypergt(**kwargs):
+    torch.manual_seed(0)
+    return build_model("HyperGT", in_channels=4, hidden_channels=6, out_channels=3, heads=2, random_features=5,
+                       positional_encoding="none", **kwargs)
+
+
+@pytest.mark.parametrize("build", [_dphgnn, _hypergt], ids=["DPHGNN", "HyperGT"])
+def test_attention_scope_graph_keeps_each_graph_to_itself(build):
+    """In a block-diagonal batch, ``attention_scope="graph"`` gives every graph the output it has alone, and a
+    gradient; the reference's ``"batch"`` scope mixes the graphs; on one hypergraph (no ``batch``) the two agree."""
     graphs = [random_hypergraph(s, num_nodes=n) for s, n in ((0, 7), (1, 9), (2, 7))]
     xs = [torch.randn(n, 4, generator=torch.Generator().manual_seed(n + i)) for i, (_, _, n) in enumerate(graphs)]
     offsets = torch.tensor([0] + [n for _, _, n in graphs]).cumsum(0)
@@ -362,18 +380,22 @@ def test_dphgnn_attention_scope_graph_keeps_each_graph_to_itself():
     x, m = torch.cat(xs), int(edge_offsets[-1])
     out = {}
     for scope in ("graph", "batch"):
-        model = _dphgnn(attention_scope=scope).eval()
+        model = build(attention_scope=scope).eval()
         with torch.no_grad():
             out[scope], out[scope, None] = model(x, hei, m, batch=batch), model(x, hei, m)
             alone = torch.cat([model(xi, h, len(e)) for xi, (e, h, _) in zip(xs, graphs)])
         if scope == "graph":
             torch.testing.assert_close(out[scope], alone, rtol=1e-5, atol=1e-6)
+            model.train()(x, hei, m, batch=batch).square().sum().backward()
+            grads = [p.grad for p in model.parameters() if p.requires_grad]
+            assert all(g is not None and torch.isfinite(g).all() for g in grads)
+            assert any(g.abs().sum() > 0 for g in grads)
         else:
             assert not torch.allclose(out[scope], alone, rtol=1e-3, atol=1e-4)
     torch.testing.assert_close(out["batch"], out["batch", None])  # the reference's scope ignores ``batch``
     torch.testing.assert_close(out["graph", None], out["batch", None])  # one hypergraph: one scope
     with pytest.raises(ValueError, match="attention_scope"):
-        _dphgnn(attention_scope="global")
+        build(attention_scope="global")
 
 
 def test_task_module_gives_batch_only_to_encoders_that_take_it():
@@ -397,12 +419,6 @@ def test_task_module_gives_batch_only_to_encoders_that_take_it():
     for enc in (Plain(), Batched()):
         T.TaskModule(enc, Head())(x, hei, 2, batch=batch, num_graphs=2)  # Plain would raise on a ``batch``
     assert seen["batch"] is batch
-
-
-def _dphgnn(**kwargs):
-    torch.manual_seed(0)
-    return build_model("DPHGNN", in_channels=4, hidden_channels=6, out_channels=3, expansion_dim=8,
-                       expansion_hidden=5, attention_dim=4, spectral_dim=3, fc_dim=5, **kwargs)
 
 
 def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():

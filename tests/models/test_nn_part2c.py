@@ -260,6 +260,20 @@ def test_kernel_and_gumbel_attention_equal_the_dense_formulas():
     torch.testing.assert_close(link_log_likelihood(qf, kf, start, end, weight), want)
 
 
+def test_link_likelihood_per_graph_normalises_over_the_target_graph_only():
+    """With ``graph``, a link's attention is normalised over the keys of its target's graph: the dense attention
+    with a block-diagonal mask."""
+    g = torch.Generator().manual_seed(3)
+    qf, kf = (torch.rand(2, 9, 4, generator=g, dtype=torch.float64) for _ in range(2))
+    graph = torch.tensor([0, 0, 1, 0, 1, 1, 2, 2, 0])
+    start, end = torch.tensor([0, 1, 2, 6, 8]), torch.tensor([3, 3, 4, 7, 1])
+    weight = torch.tensor([0.5, 0.5, 1.0, 1.0, 0.25], dtype=torch.float64)
+    a = torch.einsum("him,hjm->hij", qf, kf) * (graph[:, None] == graph[None, :])
+    a = a / a.sum(-1, keepdim=True)
+    want = torch.stack([a[:, e, s].log() * w for s, e, w in zip(start, end, weight)]).mean()
+    torch.testing.assert_close(link_log_likelihood(qf, kf, start, end, weight, graph), want)
+
+
 def test_checkpointed_gumbel_samples_and_link_chunks_give_the_same_values_and_gradients(monkeypatch):
     import models.nn.hypergt as hg
 

@@ -252,11 +252,13 @@ def test_hypergt_training_forward_equals_dense_gumbel_attention(monkeypatch, kwa
             torch.testing.assert_close(a, b)
 
 
+@pytest.mark.parametrize("per_graph", [False, True])
 @pytest.mark.parametrize("is_query", [True, False])
-def test_kernel_features_recomputed_in_backward_equal_autograd_with_tied_maxima(is_query):
+def test_kernel_features_recomputed_in_backward_equal_autograd_with_tied_maxima(is_query, per_graph):
     """The per-head kernel features (projection and exponentials recomputed in the backward pass) equal autograd
     through softmax_kernel, also where the stabiliser's maximum is tied (duplicate feature rows, duplicate
-    tokens), whose gradient amax shares evenly."""
+    tokens), whose gradient amax shares evenly; with ``graph`` (the keys' stabiliser per graph, tokens 1 and 3
+    in one graph) too."""
     g = torch.Generator().manual_seed(5)
     t, d_in, heads, d, m = 7, 4, 3, 5, 6
     z = torch.randn(t, d_in, generator=g, dtype=torch.float64)
@@ -267,10 +269,15 @@ def test_kernel_features_recomputed_in_backward_equal_autograd_with_tied_maxima(
     proj = orthogonal_features(m, d, g).double()
     proj[2] = proj[0]  # a duplicated random feature: every row maximum at feature 0 ties with feature 2
     tau = 0.25
-    ours = hg._KernelFeatures.apply(z, weight, bias, proj, heads, tau, is_query)
+    graph = torch.tensor([0, 1, 2, 1, 0, 2, 1]) if per_graph else None
+    ours = hg._KernelFeatures.apply(z, weight, bias, proj, heads, tau, is_query, graph)
     data = F.linear(z, weight, bias).view(t, heads, d).transpose(0, 1) / math.sqrt(tau)
-    want = hg.softmax_kernel(data, proj, is_query)
+    want = hg.softmax_kernel(data, proj, is_query, graph=graph)
     torch.testing.assert_close(ours, want)
+    if graph is not None:  # each graph's features are those of the graph alone
+        for k in range(3):
+            alone = hg.softmax_kernel(data[:, graph == k], proj, is_query)
+            torch.testing.assert_close(want[:, graph == k], alone)
     dash = (data * d ** -0.25) @ proj.t()
     stab = dash.amax(-1, keepdim=True) if is_query else dash.amax((1, 2), keepdim=True)
     assert ((dash == stab).sum((1, 2)) > (t if is_query else 1)).any()  # ties do occur

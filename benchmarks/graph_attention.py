@@ -1,0 +1,89 @@
+"""Hypergraph classification with global attention: DPHGNN and HyperGT attending within each hypergraph of a batch
+(``attention_scope=graph``, the default) beside DHG-Bench's attention over every node of the batch
+(``attention_scope=batch``), on the same batches with the same initial weights, timed in one process.
+
+DHG-Bench section 3.1 batches graphs block-diagonally (batch size 256); its DPHGNN and HyperGT apply their
+global attention to the whole batch (``../shared/reference/dhgbench-models.md``, DPHGNN bug (f), HyperGT
+"attention mixes graphs within a batch"). Within each graph, DPHGNN's softmax attention costs sum_g n_g^2
+instead of N^2 (:class:`models.nn._common.GraphGroups`); HyperGT's kernelised attention is linear in either
+case, so its figure is the price of the per-graph computation. Printed: median seconds of a training step
+(zero_grad, forward, loss, backward, Adam step) over ``--batches`` batches after one warm-up step, per model and
+scope, and the ratio batch / graph.
+
+    .venv/bin/python benchmarks/graph_attention.py --dataset rhg-3 --raw-root ../shared/data
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SCOPES = ("graph", "batch")
+
+
+def step_times(model: str, dataset: str, data, scope: str, batches: int, seed: int = 0) -> list[float]:
+    """Seconds of ``batches`` training steps (after one warm-up step) of ``model`` with ``attention_scope``."""
+    import numpy as np
+    import torch
+
+    from models.tasks import TaskModule, get_task
+    from models.train import make_optimizer, model_class, resolve_config
+
+    cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", f"model.attention_scope={scope}"])
+    task = get_task("graph")(data, cfg.task, seed, hidden=cfg.trainer.hidden)
+    torch.manual_seed(seed)
+    encoder = model_class(model)(in_channels=task.in_channels, hidden_channels=cfg.trainer.hidden,
+                                 out_channels=task.out_channels, num_layers=cfg.trainer.num_layers,
+                                 dropout=cfg.trainer.dropout, **dict(cfg.model))
+    module = TaskModule(encoder, task.build_head()).train()
+    optimizer = make_optimizer(module.parameters(), cfg.trainer)
+    order = list(task.train_batches(np.random.default_rng(seed)))
+    times = []
+    for i in range(batches + 1):
+        batch = order[i % len(order)]
+        start = time.perf_counter()
+        optimizer.zero_grad()
+        task.loss(module, batch).backward()
+        optimizer.step()
+        if i:  # the first step is the warm-up
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="benchmarks/graph_attention.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", default="rhg-3", help="a hypergraph-classification dataset (default rhg-3)")
+    p.add_argument("--models", nargs="+", default=["DPHGNN", "HyperGT"])
+    p.add_argument("--batches", type=int, default=5, help="timed training steps per model and scope (default 5)")
+    p.add_argument("--raw-root", default=None, help="raw data folder (default: $HYPERGVL_RAW_ROOT)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = p.parse_args(argv)
+    if args.batches < 1 or args.threads < 1:
+        p.error("--batches and --threads must be at least 1")
+    import os
+
+    import torch
+
+    from models.tasks import get_task
+    from models.train import load_dataset
+
+    torch.set_num_threads(args.threads)
+    data = load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),
+                        **get_task("graph").load_kwargs)
+    print(f"{args.dataset}, training step (s), median of {args.batches}, {args.threads} thread(s)")
+    print("| model | within each graph | whole batch (DHG-Bench) | batch / graph |")
+    print("|---|---|---|---|")
+    for model in args.models:
+        median = {s: statistics.median(step_times(model, args.dataset, data, s, args.batches)) for s in SCOPES}
+        print(f"| {model} | {median['graph']:.3f} | {median['batch']:.3f} | {median['batch'] / median['graph']:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -90,14 +91,19 @@ def release_process_group() -> None:
         dist.destroy_process_group()
 
 
+def releases_process_group(entry: Callable[..., int]) -> Callable[..., int]:
+    """Decorate an entry point so that it calls :func:`release_process_group` however it returns or exits."""
+    @functools.wraps(entry)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        try:
+            return entry(*args, **kwargs)
+        finally:
+            release_process_group()
+    return wrapper
+
+
+@releases_process_group
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    finally:
-        release_process_group()
-
-
-def _main(argv: list[str] | None) -> int:
     _load_plugins()
     parser = argparse.ArgumentParser(prog="hypergvl", description="HyperGVL benchmark tools")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -52,6 +52,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
+from hypergvl_dataset.cli import releases_process_group
 from models.tasks import TASKS, Task, TaskModule, get_task
 
 log = logging.getLogger("models.train")
@@ -644,16 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@releases_process_group
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from hypergvl_dataset.cli import release_process_group
-
-    try:
-        return _main(argv)
-    finally:
-        release_process_group()
-
-
-def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("accelerate").setLevel(logging.WARNING)

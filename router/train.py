@@ -42,6 +42,8 @@ from typing import Sequence
 
 import numpy as np
 
+from hypergvl_dataset.cli import releases_process_group
+
 from .prm import LABELS, load_prm
 
 __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
@@ -331,16 +333,8 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
     return state
 
 
+@releases_process_group
 def main(argv: Sequence[str] | None = None) -> int:
-    from hypergvl_dataset.cli import release_process_group
-
-    try:
-        return _main(argv)
-    finally:
-        release_process_group()
-
-
-def _main(argv: Sequence[str] | None) -> int:
     from hypergvl_dataset.cli import UserError
 
     d = TrainConfig(prm="", out="")

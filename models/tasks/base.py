@@ -18,7 +18,7 @@ class TaskModule(nn.Module):
 
     An encoder whose ``forward`` takes a ``batch`` keyword also gets the head's ``batch`` input (in hypergraph
     classification, the graph of each node of the block-diagonal batch), for computations that must stay within
-    one hypergraph (DPHGNN's attention)."""
+    one hypergraph (DPHGNN's and HyperGT's attention)."""
 
     def __init__(self, encoder: nn.Module, head: nn.Module):
         super().__init__()

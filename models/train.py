@@ -52,7 +52,6 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from hypergvl_dataset.cli import releases_process_group
 from models.tasks import TASKS, Task, TaskModule, get_task
 
 log = logging.getLogger("models.train")
@@ -645,8 +644,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-@releases_process_group
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # imported here: hypergvl_dataset's package import pulls networkx (about 0.2 s) that training never needs
+    from hypergvl_dataset.cli import releases_process_group
+
+    return releases_process_group(_main)(argv)
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("accelerate").setLevel(logging.WARNING)

@@ -84,3 +84,68 @@ def test_refused_rows_say_so(rd, tmp_path):
     row = rd.run_row("EHNN", "rhg-3", "graph", 1, tmp_path, None, report_only=True)
     assert row["status"] == "refused" and row["note"].startswith("model EHNN does not support task 'graph'")
     assert rd.run_row("HyperND", "rhg-3", "graph", 1, tmp_path, None, report_only=True)["status"] == "not run"
+
+
+def test_reference_behaviour_options_are_valid_and_each_changes_the_config(rd):
+    """Every REFERENCE_BEHAVIOURS option is a key its model accepts, with a value other than the one the default
+    row resolves to (an option equal to the default would make the second table repeat the first)."""
+    from models import train as TR
+    from models.nn import build_model
+    for model, per_task in rd.REFERENCE_BEHAVIOURS.items():
+        for task, options in per_task.items():
+            dataset = rd.TASK_OF[task][0]
+            base = rd.PROTOCOLS[task]["paper"] if task in rd.PROTOCOLS else ()
+            default = TR.resolve_config(model, task, dataset, overrides=base)
+            cfg = TR.resolve_config(model, task, dataset, overrides=base + options)
+            for option in options:
+                key = option.split("=")[0].split(".")[1]
+                assert cfg.model[key] != default.model.get(key), (model, task, option)
+            build_model(model, in_channels=4, hidden_channels=8, out_channels=2, **cfg.model)
+
+
+def test_reference_behaviour_rows_train_with_their_options_in_their_own_folder(rd, tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run_experiment(model, dataset, task, *, out, runs, overrides, **kw):
+        calls.append((out, tuple(overrides)))
+        return {"mean": 77.0, "std": 0.5, "runs": [{}] * runs, "test_metrics": {"macro_f1": {"mean": 1, "std": 0}}}
+    monkeypatch.setattr(rd.TR, "run_experiment", fake_run_experiment)
+    row = rd.run_row("DPHGNN", "cora", "node", 2, tmp_path, None, behaviour=True)
+    assert calls[-1] == (tmp_path / "DPHGNN" / "cora" / "node+dhgbench", rd._DPHGNN_CODE)
+    assert row["status"] == "pass" and row["options"] == rd._DPHGNN_CODE  # paper 76.40 ± 1.36
+    rd.run_row("DPHGNN", "rhg-3", "graph", 2, tmp_path, None, {"graph": "paper"}, behaviour=True)
+    assert calls[-1] == (tmp_path / "DPHGNN" / "rhg-3" / "graph-paper+dhgbench",
+                         ("task.protocol=paper",) + rd._DPHGNN_CODE + ("model.attention_scope=batch",))
+    rd.run_row("DPHGNN", "rhg-3", "graph", 2, tmp_path, None, {"graph": "paper"})
+    assert calls[-1] == (tmp_path / "DPHGNN" / "rhg-3" / "graph-paper", ("task.protocol=paper",))
+
+
+def _summary(path: Path, mean: float, std: float, runs: int) -> None:
+    path.mkdir(parents=True)
+    (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [{}] * runs}))
+
+
+def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
+    """--report-only --reference-behaviour: the second table sets each finished reference-behaviour row beside
+    its default row (here DPHGNN on Cora: the paper's model misses, the reference's code passes), names the rows
+    not run, and models without such options (EHNN) get no row there."""
+    _summary(tmp_path / "DPHGNN" / "cora" / "node", 48.84, 27.17, 3)
+    _summary(tmp_path / "DPHGNN" / "cora" / "node+dhgbench", 77.10, 0.53, 3)
+    _summary(tmp_path / "EHNN" / "cora" / "node", 77.50, 0.40, 3)
+    out = tmp_path / "report"
+    assert rd.main(["--models", "DPHGNN", "EHNN", "HyperND", "--datasets", "cora", "--tasks", "node",
+                    "--out", str(tmp_path), "--report-only", "--reference-behaviour"]) == 0
+    table = (tmp_path / "table.md").read_text()
+    first, second = table.split("With DHG-Bench's code behaviour")
+    assert "| node | cora | DPHGNN | accuracy | 48.84 ± 27.17 | 3 | 76.40 ± 1.36 | -27.56 | miss |" in first
+    assert "1 of 2 comparable results pass (" in first
+    assert ("| node | cora | DPHGNN | `model.star=directed model.dropout_mode=dhgbench` | 77.10 ± 0.53 | 3 | "
+            "76.40 ± 1.36 | +0.70 | pass | 48.84 ± 27.17 miss |") in second
+    assert "1 of 1 comparable results pass with the reference's behaviour." in second
+    assert "Not run (1): HyperND cora node." in second
+    assert "EHNN" not in second
+    assert not out.exists()
+    rows = json.loads((tmp_path / "table.json").read_text())
+    assert [(r["model"], "options" in r, r["status"]) for r in rows] == [
+        ("DPHGNN", False, "miss"), ("EHNN", False, "pass"), ("HyperND", False, "not run"),
+        ("DPHGNN", True, "pass"), ("HyperND", True, "not run")]

@@ -36,9 +36,10 @@ and ``+RSS``, that peak minus the RSS after loading the data: the model, its act
 Then the same process trains the model and the references side by side, alternating epochs (order reversed every
 epoch), so all see the same machine load; one epoch is ``zero_grad + forward + loss + backward + step`` timed
 with ``time.perf_counter`` (``--clock cpu``: ``time.process_time``, the worker's CPU time, which other jobs'
-load does not inflate; with ``--threads 1`` it equals the wall time on an idle machine), and each figure is the median over the epochs after ``--warmup`` (the interleaved
-loop stops early, after at least ``--warmup`` + 3 epochs, once ``--budget-s`` seconds of epochs are spent). The
-speed-up is the reference's median over the model's.
+load does not inflate; with ``--threads 1`` it equals the wall time on an idle machine), and each figure is the
+median over the epochs after ``--warmup`` (the interleaved loop stops early, after at least ``--warmup`` + 3
+epochs, once ``--budget-s`` seconds of epochs are spent). The speed-up is the reference's median over the
+model's. Whether a model's training is as (un)stable in the reference's class: ``benchmarks/training_stability.py``.
 
 Data: ``models.datasets.load("cora", raw_root=...)`` when that package is importable, else the HyperGCN
 pickles under ``<raw-root>/HyperGCN/data/cocitation/cora/`` read with a restricted unpickler.
@@ -408,33 +409,44 @@ def copy_weights(source, target, mapping: str = "order") -> tuple[int, int]:
     return len(used), kept
 
 
-def output_difference(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes) -> str:
-    """Max abs difference of eval-mode outputs after copying the reference's weights into our model (built with
-    :data:`SAME_FUNCTION_OPTIONS`), or why there is none."""
+def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes, seed: int = 0):
+    """Our model (built with :data:`SAME_FUNCTION_OPTIONS`) holding ``reference``'s weights, copied under the
+    mapping whose eval-mode outputs agree best with the reference's (a wrong mapping cannot make them agree).
+    Returns ``(model, max abs output difference, our tensors kept at init, the reference's outputs)``; raises
+    ``ValueError`` when the output shapes differ."""
     import torch
 
-    if name in NOT_SAME_FUNCTION:
-        return f"not compared: {NOT_SAME_FUNCTION[name]}"
     reference.eval()
     with torch.no_grad():
         theirs = dhgbench_logits(reference, data, args)
         theirs = theirs[0] if isinstance(theirs, tuple) else theirs
     best = None
-    # the mapping under which the outputs agree best (a wrong one cannot make them agree)
     for mapping in ("by name",) if name in KEY_MAPS else MAPPINGS:
-        ours = build_ours(name, x.shape[1], num_classes, 0, (x, hyperedge_index, num_hyperedges),
+        ours = build_ours(name, x.shape[1], num_classes, seed, (x, hyperedge_index, num_hyperedges),
                           **SAME_FUNCTION_OPTIONS.get(name, {}))
         ours.eval()
-        copied, kept = (copy_by_name(reference, ours, **KEY_MAPS[name]) if name in KEY_MAPS
-                        else copy_weights(reference, ours, mapping))
+        _, kept = (copy_by_name(reference, ours, **KEY_MAPS[name]) if name in KEY_MAPS
+                   else copy_weights(reference, ours, mapping))
         with torch.no_grad():
             mine = ours(x, hyperedge_index, num_hyperedges)
         if theirs.shape != mine.shape:
-            return f"output shapes differ: {tuple(theirs.shape)} vs {tuple(mine.shape)}"
+            raise ValueError(f"output shapes differ: {tuple(theirs.shape)} vs {tuple(mine.shape)}")
         diff = (theirs - mine).abs().max().item()
-        if best is None or diff < best[0]:
-            best = (diff, kept)
-    diff, kept = best
+        if best is None or diff < best[1]:
+            best = (ours, diff, kept, theirs)
+    return best
+
+
+def output_difference(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes) -> str:
+    """Max abs difference of eval-mode outputs after copying the reference's weights into our model (built with
+    :data:`SAME_FUNCTION_OPTIONS`), or why there is none."""
+    if name in NOT_SAME_FUNCTION:
+        return f"not compared: {NOT_SAME_FUNCTION[name]}"
+    try:
+        _, diff, kept, theirs = copied_model(name, reference, data, args, x, hyperedge_index, num_hyperedges,
+                                             num_classes)
+    except ValueError as e:
+        return str(e)
     options = SAME_FUNCTION_OPTIONS.get(name)
     tag = f" (ours with {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
     why = f"; {KNOWN_DIFFERENCES[name]}" if diff > 1e-4 and name in KNOWN_DIFFERENCES else ""

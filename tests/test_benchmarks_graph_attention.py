@@ -1,20 +1,16 @@
 """Smoke test of benchmarks/graph_attention.py on a three-graph HIC text file: both models, both attention scopes,
 one timed step each, and its flag checks."""
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "graph_attention.py"
+from benchmark_scripts import load_script
+
 HIC_TEXT = "3\n4 2 7\n0 0 0 0\n0 1 2\n2 3\n3 3 5\n1 1 2\n0 1\n1 2\n0 2\n2 1 7\n0/1 3\n0 1\n"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("benchmarks_graph_attention", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("graph_attention")
 
 
 def test_graph_attention_times_both_scopes_of_both_models(bench, tmp_path, capsys):

@@ -2,21 +2,17 @@
 cap (a hidden width of two million needs gigabytes for its first weight alone, over the cap's headroom above the
 interpreter and torch), the OOM is recorded with the cap, and a rerun skips both finished points. The driver
 runs in this process; each model still runs in its own subprocess (two children, a few seconds each)."""
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "scale.py"
+from benchmark_scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def scale():
-    spec = importlib.util.spec_from_file_location("benchmarks_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scale")
 
 
 def _run(scale, out: Path, capsys, *extra: str) -> tuple[int, str]:
@@ -63,10 +59,7 @@ def test_scale_rejects_bad_flags(scale, tmp_path, capsys):
 # ------------------------------------------------------------ benchmarks/_dhgbench_shim.py (epoch_time's stand-ins)
 
 def _shim():
-    spec = importlib.util.spec_from_file_location("dhgbench_shim", SCRIPT.parent / "_dhgbench_shim.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("_dhgbench_shim")
 
 
 def test_shim_scatter_and_sparse_products_match_naive_loops():

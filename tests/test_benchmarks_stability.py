@@ -1,19 +1,14 @@
 """benchmarks/training_stability.py without DHG-Bench's wheel (not installed on a fresh machine): the per-trajectory
 summary on hand-made losses, and its refusals (no reference class, no reference weights to copy, no wheel)."""
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "training_stability.py"
+from benchmark_scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("benchmarks_training_stability", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("training_stability")
 
 
 def test_summary_finds_the_spike_and_the_epochs_above_the_untrained_loss(bench):

@@ -1,25 +1,22 @@
 """benchmarks/reproduce_dhgbench.py: the paper tables cover part 2's nine models (DHG-Bench Tables 1, A6, A7; A8
 through models.study.paper), and the fairness rows read the study's seed points (hand-made here, so the mean,
 population std and pass/miss/OOM/not-run states are known) without training anything."""
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from benchmark_scripts import load_script
+
 from models.study import common
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce_dhgbench.py"
 PART2 = ("LEGCN", "HyperND", "PhenomNN", "SheafHyperGNN", "HJRL", "DPHGNN", "HyperGT", "EHNN", "T-HyperGNN")
 NO_GRAPH = ("EHNN", "T-HyperGNN")  # refused for hypergraph classification (appendix C.1), absent from Table A7
 
 
 @pytest.fixture(scope="module")
 def rd():
-    spec = importlib.util.spec_from_file_location("benchmarks_reproduce_dhgbench", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("reproduce_dhgbench")
 
 
 def test_paper_tables_cover_part_two(rd):

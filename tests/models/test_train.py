@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from hnn_toys import graph_set, planted
+from benchmark_scripts import load_script
 from models import train as TR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -259,12 +260,7 @@ def test_every_shipped_config_section_resolves_and_builds_its_model():
 
 def load_reproduction_script():
     """benchmarks/reproduce_dhgbench.py as a module (benchmarks/ is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("repro", ROOT / "benchmarks" / "reproduce_dhgbench.py")
-    repro = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(repro)
-    return repro
+    return load_script("reproduce_dhgbench")
 
 
 def test_reproduction_script_pass_rule_and_transcription():

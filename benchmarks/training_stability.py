@@ -14,9 +14,10 @@ pipeline with our Cora config's values; ours with ``SAME_FUNCTION_OPTIONS``, the
 the reference's function, and its weights copied under the mapping whose outputs agree best, as the copied-weights
 check there does). All three train with ``torch.optim.Adam`` at the same lr and weight decay, NLL of log-softmax on
 the training nodes (HJRL's reconstruction term left out of all three), ``--epochs`` full-batch epochs, each
-trajectory in turn every epoch. Reported per seed and trajectory: test
-accuracy at the last epoch, the largest training loss and its epoch, and the number of epochs whose loss exceeds
-the first epoch's (the loss of the untrained model: above it, training has diverged).
+trajectory in turn every epoch. Reported per seed and trajectory: test accuracy at the last epoch, the largest
+training loss and its epoch, and the number of epochs whose loss exceeds the first epoch's (the loss of the
+untrained model: above it, training has diverged). DPHGNN, 3 seeds (session 12): the reference's class peaks at
+18-32 and ends at 74.30-78.29; ours from its initial weights peaks at 46-294 and ends at 76.22-77.40.
 
     .venv/bin/python benchmarks/training_stability.py --model DPHGNN --seeds 0 1 2 --epochs 100
 

@@ -120,6 +120,24 @@ def load_cora(raw_root: Path):
     return x, torch.tensor(labels, dtype=torch.long), index, len(members)
 
 
+def split(num_nodes: int, seed: int):
+    """The protocol's random split of seed ``seed``: the first half of a permutation trains, the last quarter tests."""
+    import torch
+
+    perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed))
+    return perm[: num_nodes // 2], perm[(3 * num_nodes) // 4:]
+
+
+def default_raw_root() -> Path:
+    """``$HYPERGVL_RAW_ROOT``, else ``../shared/data`` beside the checkout."""
+    return Path(os.environ.get(RAW_ENV) or str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+
+
+def default_dhgbench() -> Path:
+    """``$HYPERGVL_DHGBENCH``, else ``benchmarks/.dhgbench``."""
+    return Path(os.environ.get(DHGBENCH_ENV) or str(DHGBENCH_DEFAULT))
+
+
 def rss_mib() -> float:
     with open("/proc/self/statm") as handle:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
@@ -511,8 +529,7 @@ def worker(args: argparse.Namespace) -> dict:
     accuracies = []
     for seed in range(args.seeds):
         model = _build(args.worker, x.shape[1], args.hidden, num_classes, seed, (x, hyperedge_index, num_hyperedges))
-        perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(seed))
-        train, test = perm[: num_nodes // 2], perm[(3 * num_nodes) // 4:]
+        train, test = split(num_nodes, seed)
         optimizer = _optimizer(args.worker, model, args)
         for _ in range(args.epochs):
             _epoch(model, optimizer, x_ref, y, hyperedge_index, num_hyperedges, train)
@@ -526,8 +543,7 @@ def worker(args: argparse.Namespace) -> dict:
     if args.worker == REFERENCE:
         return result
     x_dense = x.to_dense()
-    perm = torch.randperm(num_nodes, generator=torch.Generator().manual_seed(0))
-    train, test = perm[: num_nodes // 2], perm[(3 * num_nodes) // 4:]
+    train, test = split(num_nodes, 0)
     structure = (x, hyperedge_index, num_hyperedges)
     runs = {name: (model := _build(name, x.shape[1], args.hidden, num_classes, 0, structure),
                    _optimizer(name, model, args), xin, [])
@@ -659,9 +675,8 @@ def plot(results: list[dict], path: Path) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    default_root = os.environ.get(RAW_ENV) or str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--raw-root", type=Path, default=Path(default_root),
+    p.add_argument("--raw-root", type=Path, default=default_raw_root(),
                    help=f"folder laid out like ../shared/data (default ${RAW_ENV} or ../shared/data)")
     p.add_argument("--models", nargs="+", default=None, help="registered names (default: all)")
     p.add_argument("--epochs", type=int, default=100)
@@ -675,8 +690,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget-s", type=float, default=60.0,
                    help="stop the interleaved timing of a model after this many seconds of epochs (at least "
                         "--warmup + 3 epochs; default 60)")
-    default_wheel = os.environ.get(DHGBENCH_ENV) or str(DHGBENCH_DEFAULT)
-    p.add_argument("--dhgbench", type=Path, default=Path(default_wheel),
+    p.add_argument("--dhgbench", type=Path, default=default_dhgbench(),
                    help=f"folder holding DHG-Bench's package dhgbench/ (default ${DHGBENCH_ENV} or "
                         f"benchmarks/.dhgbench); install it with:\n  {DHGBENCH_INSTALL}")
     p.add_argument("--no-dhgbench", dest="dhgbench", action="store_const", const=None,

@@ -292,8 +292,9 @@ def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
     the unfinished ones named after it."""
     head = "| task | dataset | model | options | ours | runs | paper | diff | result | default row |"
     lines = [head, "|" + "---|" * 10]
+    finished = ("pass", "miss", "no paper number")
     for default, r in pairs:
-        if r["status"] not in ("pass", "miss", "no paper number"):
+        if r["status"] not in finished:
             continue
         task = f"{r['task']} ({r['protocol']})" if r.get("protocol") else r["task"]
         diff = "-" if r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
@@ -305,7 +306,7 @@ def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
                  "reference's behaviour.")
     rest: dict[str, list[str]] = {}
     for _, r in pairs:
-        if r["status"] not in ("pass", "miss", "no paper number"):
+        if r["status"] not in finished:
             rest.setdefault(r["status"], []).append(f"{r['model']} {r['dataset']} {r['task']}")
     for status, names in rest.items():
         lines.append(f"{status[0].upper()}{status[1:]} ({len(names)}): " + "; ".join(names) + ".")

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -44,14 +43,14 @@ def trajectory_summary(losses: list[float], accuracy: float) -> dict:
             "epochs_above_initial": sum(loss > losses[0] for loss in losses[1:]), "last_loss": losses[-1]}
 
 
-def run_seed(name: str, seed: int, epochs: int, raw_root: Path) -> dict:
+def run_seed(name: str, seed: int, epochs: int, cora: tuple) -> dict:
+    """The three trajectories of one seed on ``cora`` (``epoch_time.load_cora``'s tuple)."""
     import torch
     import torch.nn.functional as F
 
-    x, y, hyperedge_index, num_hyperedges = ET.load_cora(raw_root)
-    num_classes, n = int(y.max()) + 1, x.shape[0]
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    train, test = perm[: n // 2], perm[(3 * n) // 4:]
+    x, y, hyperedge_index, num_hyperedges = cora
+    num_classes = int(y.max()) + 1
+    train, test = ET.split(x.shape[0], seed)
     reference, data, ref_args = ET.build_dhgbench(name, x.to_dense(), y, hyperedge_index, num_hyperedges, seed)
     copied, diff, _, _ = ET.copied_model(name, reference, data, ref_args, x, hyperedge_index, num_hyperedges,
                                          num_classes, seed)
@@ -101,15 +100,13 @@ def render(name: str, results: list[dict], epochs: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    default_root = os.environ.get(ET.RAW_ENV) or str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help=f"one of: {', '.join(sorted(ET.DHGBENCH_METHOD))}")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--raw-root", type=Path, default=Path(default_root))
-    p.add_argument("--dhgbench", type=Path,
-                   default=Path(os.environ.get(ET.DHGBENCH_ENV) or str(ET.DHGBENCH_DEFAULT)))
+    p.add_argument("--raw-root", type=Path, default=ET.default_raw_root())
+    p.add_argument("--dhgbench", type=Path, default=ET.default_dhgbench())
     p.add_argument("--json", type=Path, default=None, help="write the results (with every epoch's loss) here")
     args = p.parse_args(argv)
     if args.model not in ET.DHGBENCH_METHOD:
@@ -122,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    cora = ET.load_cora(args.raw_root)
     results = []
     for seed in args.seeds:
-        results.append(run_seed(args.model, seed, args.epochs, args.raw_root))
+        results.append(run_seed(args.model, seed, args.epochs, cora))
         print(f"seed {seed} done", file=sys.stderr, flush=True)
     print(render(args.model, results, args.epochs))
     if args.json:

@@ -232,15 +232,25 @@ def test_shard_flag_is_validated(small_build, tmp_path, capsys):
 
 # ============================================================================================ sliding window
 def test_openai_keeps_concurrency_requests_in_flight_and_writes_as_answers_arrive(small_build, tmp_path):
-    """A sliding window, read off the server's own counter: C in flight at most, a new request arriving while the
-    others are still being answered (a batch-barrier loop would empty the server before each batch), and answers
-    in the log while the run is going."""
+    """A sliding window, read off the server's own counter: C in flight at most, and a new request sent while an
+    earlier one is still being answered. The server holds the first request it receives until the (C+1)-th arrives:
+    a sliding window sends that one as soon as any of the other C-1 returns, whereas a batch-barrier loop would wait
+    for the held request and leave it to time out (10 s). Timing-free, so a loaded machine cannot fail it. The log
+    must also hold answers while the run is going."""
     rng = random.Random(0)
-    lock = threading.Lock()
+    arrived = threading.Condition()
+    state = {"arrivals": 0, "held_released": None}
 
-    def delay(prompt):  # 150-250 ms, spread so completions do not bunch up
-        with lock:
-            return rng.uniform(0.15, 0.25)
+    def delay(prompt):  # 150-250 ms for all but the first, spread so completions do not bunch up
+        with arrived:
+            state["arrivals"] += 1
+            first = state["arrivals"] == 1
+            wait = rng.uniform(0.15, 0.25)
+            arrived.notify_all()
+            if first:
+                state["held_released"] = arrived.wait_for(lambda: state["arrivals"] > C, timeout=10)
+                return 0.0
+        return wait
 
     out = tmp_path / "w"
     C = 8
@@ -258,9 +268,8 @@ def test_openai_keeps_concurrency_requests_in_flight_and_writes_as_answers_arriv
         run.join()
         assert chat.served == 2 * 8 * 7
         assert chat.max_in_flight == C
-        into_empty = sum(1 for (_, n), (_, before) in zip(chat.events, [(0, 0)] + chat.events) if n == 1 and before == 0)
-        assert into_empty == 1, f"the server ran empty {into_empty - 1} times before the end"
-        assert chat.mean_in_flight() >= 0.8 * C, chat.mean_in_flight()
+        assert state["held_released"] is True, "request C+1 was not sent while the first was still in flight"
+        assert chat.mean_in_flight() >= 0.7 * C, chat.mean_in_flight()
     assert seen_during_run >= 2 * C, "answers must be written as they arrive, not at the end"
     assert _results(out)["num_samples"] == 2 * 8 * 7
 

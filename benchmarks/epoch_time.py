@@ -186,7 +186,7 @@ _WIDTH_KEYS = {"HyperGT": "hidden_channels"}
 #: Options that make our model compute the wheel's function, for the copied-weights output check only (the timing
 #: uses our config as is).
 SAME_FUNCTION_OPTIONS = {"LEGCN": {"expansion": "isolated"}, "SheafHyperGNN": {"restriction_grad": False},
-                         "DPHGNN": {"star": "directed", "dropout_mode": "dhgbench"},
+                         "DPHGNN": {"star": "directed", "dropout_mode": "dhgbench", "hgconv_degree": "dhgbench"},
                          "HNHN": {"normalisation": "allset"},
                          "UniGIN": {"first_aggregate": "sum", "use_norm": True}}
 #: Why outputs on copied weights are not compared for a model (random choices each implementation draws itself).
@@ -200,8 +200,6 @@ NOT_SAME_FUNCTION = {
 KNOWN_DIFFERENCES = {
     "CEGCN": "reference's clique graph is binary (the nonzero pattern of H H^T, GCNConv); ours weights each pair "
              "by the hyperedges it shares",
-    "DPHGNN": "its HyperGCN expansion picks each hyperedge's pair by a random projection, drawn by each "
-              "implementation's own generator",
     "HyperGCN": "fast HyperGCN picks each hyperedge's pair by a random projection of the features, drawn by each "
                 "implementation's own generator",
 }
@@ -365,7 +363,22 @@ KEY_MAPS = {"EHNN": {"rules": [(r"\.lin_proj\.", ".lin."), (r"\.v2e_layer\.", ".
                                (r"\.norm([123])\.", lambda m: f".norms.{int(m.group(1)) - 1}."),
                                (r"\.b\.b\.(input|mlp)\.", r".bias.\1."), (r"\.e2v\.b\.b$", ".e2v.bias"),
                                (r"\.layers\.", ".lins."), (r"^decoder\.normalizations\.", "decoder.norms.")],
-                     "drop": [r"\.pe$", r"mlp\d\.norms\.\d+\.", r"\.b\.b\.mlp\.norms\."]}}
+                     "drop": [r"\.pe$", r"mlp\d\.norms\.\d+\.", r"\.b\.b\.mlp\.norms\."]},
+            # DPHGNN: its three TAA projections of each attention and its GCNs are alike by shape; the TAA calls
+            # name their inputs (hyp, star, clique) in another order than they pass them: Q is the HyperGCN view
+            # through hyp_proj, K the clique view through star_proj, V the star view through clique_proj
+            "DPHGNN": {"rules": [(r"^taa_layer\.(cg|hg|sg)_layer\.convs\.(\d+)\.(weight|bias)$",
+                                  lambda m: f"gcn_{_DPHGNN_VIEWS[m.group(1)]}.{_PLURAL[m.group(3)]}.{m.group(2)}"),
+                                 (r"^taa_layer\.spectral_net\.W_(hyp|cg|sg)\.",
+                                  lambda m: f"smooth.{('hyp', 'cg', 'sg').index(m.group(1))}."),
+                                 (r"^taa_layer\.taa_(spatial|spectral)_layer\.", r"taa_\1."), (r"\.hyp_proj\.", ".q."),
+                                 (r"\.star_proj\.", ".k."), (r"\.clique_proj\.", ".v."), (r"\.MHA\.", "."),
+                                 (r"^spectral_layer\.W\.", "spectral."), (r"^dff_layer\.convs\.\d+\.W\.", "out."),
+                                 (r"^dff_layer\.convs\.", "dff."), (r"\.W_x\.", ".w_x."), (r"\.W_vertex\.", ".w_v."),
+                                 (r"\.atten_vertex\.", ".att."), (r"\.theta_e2v\.", ".theta.")],
+                       "drop": []}}
+_PLURAL = {"weight": "weights", "bias": "biases"}
+_DPHGNN_VIEWS = {"hg": "hypergcn", "cg": "clique", "sg": "star"}  # the reference's GCN of each view -> ours
 
 
 def copy_by_name(source, target, rules: list, drop: list[str]) -> tuple[int, int]:
@@ -429,7 +442,8 @@ def copy_weights(source, target, mapping: str = "order") -> tuple[int, int]:
 
 def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes, seed: int = 0):
     """Our model (built with :data:`SAME_FUNCTION_OPTIONS`) holding ``reference``'s weights, copied under the
-    mapping whose eval-mode outputs agree best with the reference's (a wrong mapping cannot make them agree).
+    mapping whose eval-mode outputs agree best with the reference's (a wrong mapping cannot make them agree), and
+    the structure the reference drew at random where :data:`REFERENCE_STRUCTURES` names how to hand it over.
     Returns ``(model, max abs output difference, our tensors kept at init, the reference's outputs)``; raises
     ``ValueError`` when the output shapes differ."""
     import torch
@@ -445,6 +459,8 @@ def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyper
         ours.eval()
         _, kept = (copy_by_name(reference, ours, **KEY_MAPS[name]) if name in KEY_MAPS
                    else copy_weights(reference, ours, mapping))
+        if name in REFERENCE_STRUCTURES:
+            REFERENCE_STRUCTURES[name](ours, data, x, hyperedge_index, num_hyperedges)
         with torch.no_grad():
             mine = ours(x, hyperedge_index, num_hyperedges)
         if theirs.shape != mine.shape:
@@ -453,6 +469,26 @@ def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyper
         if best is None or diff < best[1]:
             best = (ours, diff, kept, theirs)
     return best
+
+
+def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None:
+    """Make our DPHGNN use the reference's HyperGCN graph (``data.A_hyp``, ``data.L_hyp``: the pair of each hyperedge
+    its own unseeded projection picked) for ``(x, hyperedge_index)`` instead of the graph of our seeded projection
+    (:func:`models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
+    from models.nn._common import SparseOperator
+
+    def operator(t):
+        t = t.coalesce()
+        return SparseOperator(t.indices()[0], t.indices()[1], t.values().float(), tuple(t.shape))
+
+    inc = model.incidence(x, hyperedge_index, num_hyperedges)
+    graph = (operator(data.A_hyp), operator(data.L_hyp))
+    model._cache.get((x, hyperedge_index), ("hypergcn", model.mediators, model.seed, inc.num_edges), lambda: graph)
+
+
+#: How our model takes over a structure the reference draws at random (so the copied-weights check compares one
+#: function): model name -> ``f(model, reference data, x, hyperedge_index, num_hyperedges)``.
+REFERENCE_STRUCTURES = {"DPHGNN": use_reference_graph}
 
 
 def output_difference(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes) -> str:

@@ -178,7 +178,7 @@ PROTOCOLS = {"hyperedge": {"paper": ("task.protocol=paper",), "held-out": ()},
 PAPER_MODEL_OVERRIDES = {**{("graph", m): ("task.self_loops=true",) for m in ("HyperGCN", "TF-HNN")},
                          **{(t, "HNHN"): ("model.normalisation=allset",) for t in ("graph", "hyperedge")},
                          ("graph", "ED-HNN"): ("model.dropout_order=dhgbench",)}
-_DPHGNN_CODE = ("model.star=directed", "model.dropout_mode=dhgbench")
+_DPHGNN_CODE = ("model.star=directed", "model.dropout_mode=dhgbench", "model.hgconv_degree=dhgbench")
 _HYPERGT_CODE = ("model.link_loss_weight=0", "model.tau=1.0", "model.hyperedge_features=zero")
 #: model -> task -> the options under which the model computes what DHG-Bench's code computes, where that departs
 #: from the model's paper and moves results (``--reference-behaviour``; README, table of reference behaviours).
@@ -241,6 +241,10 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         path = run_dir / "summary.json"
         if not path.exists():
             row.update(status="not run")
+            return row
+        cfg = TR.resolve_config(model, task, dataset, None, overrides)
+        if diff := TR.saved_config_difference(run_dir, TR.config_doc(model, dataset, task, cfg)):
+            row.update(status="stale", note=f"trained under another configuration ({diff})")
             return row
         summary = json.loads(path.read_text())
     else:

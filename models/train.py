@@ -507,6 +507,24 @@ def _is_graph_collection(data: Any) -> bool:
     return not hasattr(data, "hyperedge_index")
 
 
+def config_doc(model: str, dataset: str, task: str, cfg: ResolvedConfig) -> dict:
+    """What ``config.json`` of a run folder holds (as JSON reads it back)."""
+    doc = {"model": model, "dataset": dataset, "task": task, "config": cfg.to_dict()}
+    return json.loads(json.dumps(doc, default=_json_default))
+
+
+def saved_config_difference(out: Path | str, doc: dict) -> str | None:
+    """How the run folder ``out``'s ``config.json`` differs from ``doc`` (:func:`config_doc`), or ``None``
+    when it holds the same run (or no ``config.json``)."""
+    path = Path(out) / "config.json"
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    if {k: saved.get(k) for k in doc} == doc:
+        return None
+    return _dict_diff(saved, doc)
+
+
 def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs: int = 5,
                    config: Optional[Path | str] = None, overrides: Sequence[str] = (),
                    raw_root: Optional[str] = None, resume: bool = False, data: Any = None,
@@ -529,14 +547,12 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
     out = Path(out)
     identity = {"model": model, "dataset": dataset, "task": task}
-    config_doc = {**identity, "config": cfg.to_dict()}
+    doc = config_doc(model, dataset, task, cfg)
     config_path = out / "config.json"
     if config_path.exists():
         if not resume:
             raise ConfigError(f"{out} already holds results; pass --resume to continue them or choose another --out")
-        saved = json.loads(config_path.read_text())
-        if {k: saved.get(k) for k in config_doc} != json.loads(json.dumps(config_doc, default=_json_default)):
-            diff = _dict_diff(saved, json.loads(json.dumps(config_doc, default=_json_default)))
+        if diff := saved_config_difference(out, doc):
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
 
     task_cls = get_task(task)
@@ -553,7 +569,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
 
     accelerator = Accelerator()
     if accelerator.is_main_process:
-        write_json_atomic(config_path, config_doc)
+        write_json_atomic(config_path, doc)
     records = []
     for run in range(runs):
         run_path = out / "runs" / f"run_{run}.json"

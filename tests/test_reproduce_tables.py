@@ -125,24 +125,32 @@ def _summary(path: Path, mean: float, std: float, runs: int) -> None:
 def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
     """--report-only --reference-behaviour: the second table sets each finished reference-behaviour row beside
     its default row (here DPHGNN on Cora: the paper's model misses, the reference's code passes), names the rows
-    not run, and models without such options (EHNN) get no row there."""
+    not run and those trained under other options than the registry's now (stale: SheafHyperGNN's folder holds a
+    run without its option), and models without such options (EHNN) get no row there."""
     _summary(tmp_path / "DPHGNN" / "cora" / "node", 48.84, 27.17, 3)
     _summary(tmp_path / "DPHGNN" / "cora" / "node+dhgbench", 77.10, 0.53, 3)
     _summary(tmp_path / "EHNN" / "cora" / "node", 77.50, 0.40, 3)
+    stale = tmp_path / "SheafHyperGNN" / "cora" / "node+dhgbench"
+    _summary(stale, 70.0, 1.0, 2)
+    old = rd.TR.config_doc("SheafHyperGNN", "cora", "node", rd.TR.resolve_config("SheafHyperGNN", "node", "cora"))
+    (stale / "config.json").write_text(json.dumps(old))
     out = tmp_path / "report"
-    assert rd.main(["--models", "DPHGNN", "EHNN", "HyperND", "--datasets", "cora", "--tasks", "node",
-                    "--out", str(tmp_path), "--report-only", "--reference-behaviour"]) == 0
+    assert rd.main(["--models", "DPHGNN", "EHNN", "HyperND", "SheafHyperGNN", "--datasets", "cora", "--tasks",
+                    "node", "--out", str(tmp_path), "--report-only", "--reference-behaviour"]) == 0
     table = (tmp_path / "table.md").read_text()
     first, second = table.split("With DHG-Bench's code behaviour")
     assert "| node | cora | DPHGNN | accuracy | 48.84 ± 27.17 | 3 | 76.40 ± 1.36 | -27.56 | miss |" in first
     assert "1 of 2 comparable results pass (" in first
-    assert ("| node | cora | DPHGNN | `model.star=directed model.dropout_mode=dhgbench` | 77.10 ± 0.53 | 3 | "
-            "76.40 ± 1.36 | +0.70 | pass | 48.84 ± 27.17 miss |") in second
+    assert ("| node | cora | DPHGNN | `model.star=directed model.dropout_mode=dhgbench model.hgconv_degree=dhgbench` "
+            "| 77.10 ± 0.53 | 3 | 76.40 ± 1.36 | +0.70 | pass | 48.84 ± 27.17 miss |") in second
     assert "1 of 1 comparable results pass with the reference's behaviour." in second
     assert "Not run (1): HyperND cora node." in second
+    assert "Stale (1): SheafHyperGNN cora node." in second
     assert "EHNN" not in second
     assert not out.exists()
     rows = json.loads((tmp_path / "table.json").read_text())
     assert [(r["model"], "options" in r, r["status"]) for r in rows] == [
         ("DPHGNN", False, "miss"), ("EHNN", False, "pass"), ("HyperND", False, "not run"),
-        ("DPHGNN", True, "pass"), ("HyperND", True, "not run")]
+        ("SheafHyperGNN", False, "not run"), ("DPHGNN", True, "pass"), ("HyperND", True, "not run"),
+        ("SheafHyperGNN", True, "stale")]
+    assert "restriction_grad" in rows[-1]["note"]

@@ -19,6 +19,7 @@ STARS = ("undirected", "directed")
 _BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient
 _FUSE_ENTRIES = 1 << 22  # expansion graphs up to this many entries keep each operator as its own matrix
 DROPOUT_MODES = ("dropout", "dhgbench")
+HGCONV_DEGREES = ("mean", "dhgbench")
 class _Scaled:
     r""":math:`\mathrm{diag}(\mathbf{l})\,\mathbf{B}\,\mathrm{diag}(\mathbf{r}) + \mathrm{diag}(\mathbf{d})` for a
     stored sparse :math:`\mathbf{B}` that several operators share (``None``: no scaling, no diagonal), so each
@@ -89,7 +90,7 @@ class _Structure:
     of one graph share its stored matrix (:class:`_Scaled`); the clique graph reuses the pattern of HGNN's
     :math:`\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top + \mathbf{I}` with other values."""
 
-    def __init__(self, inc: Incidence, star: str) -> None:
+    def __init__(self, inc: Incidence, star: str, hgconv_degree: str = "mean") -> None:
         n, m, v, e, dt = inc.num_nodes, inc.num_edges, inc.node, inc.edge, inc.dtype
         ids = torch.arange(n, device=v.device)
         one = torch.ones(n, dtype=dt, device=v.device)
@@ -126,8 +127,10 @@ class _Structure:
         self.l_sg_nodes = SparseOperator(torch.cat([sr[keep], ids]), torch.cat([sc[keep], ids]),
                                          torch.cat([-sval[keep], star_deg[:n]]), (n, n + m))
         self.l_sg_nodes_sum = self.l_sg_nodes @ torch.ones(n + m, 1, dtype=dt, device=v.device)
-        # final HypergraphConv: d_v^-1/2 sum_e (mean_{u in e} d_u)^-1/2 mean_{u in e} x_u
-        mean_deg = scatter(inc.deg_v[v], e, dim=0, dim_size=m, reduce="mean")
+        # final HypergraphConv: d_v^-1/2 sum_e (mean_{u in e} d_u)^-1/2 mean_{u in e} x_u; "dhgbench": the mean
+        # of the reference's scatter_reduce into zeros, whose default include_self=True counts the zero as a member
+        mean_deg = scatter(inc.deg_v[v], e, dim=0, dim_size=m, reduce="sum")
+        mean_deg = mean_deg * _inv(inc.deg_e + (1 if hgconv_degree == "dhgbench" else 0))
         scale = mean_deg.pow(-0.5)
         scale = torch.where(torch.isinf(scale), torch.ones_like(scale), scale)
         self.hgconv = _Chain(SparseOperator(v, e, _inv(inc.deg_v, 0.5)[v] * (scale * _inv(inc.deg_e))[e], (n, m)),
@@ -388,7 +391,10 @@ class DPHGNN(HypergraphModel):
     code (DHG's star expansion); ``star="directed"`` keeps only node-to-hyperedge entries, as DHG-Bench's code
     does, so hyperedge tokens never see their members and :math:`\mathbf{Z}_s^{\mathcal{E}}` is one constant
     vector. ``dropout`` drops the spectral features, the DFF attention scores and the DFF outputs;
-    ``dropout_mode="dhgbench"`` uses the reference's hard-coded 0.3 and 0.5 whatever ``dropout`` is. The
+    ``dropout_mode="dhgbench"`` uses the reference's hard-coded 0.3 and 0.5 whatever ``dropout`` is. HGConv
+    scales hyperedge :math:`e` by :math:`(\frac{1}{|e|}\sum_{u \in e} d_u)^{-1/2}`; ``hgconv_degree="dhgbench"``
+    divides that sum by :math:`|e| + 1`, as the reference's ``scatter_reduce(..., reduce="mean")`` into a zero
+    tensor does (torch's default ``include_self=True`` counts the zero as one more member). The
     HyperGCN projection is drawn from ``seed`` (the reference's is unseeded). In hypergraph classification the
     forward gets ``batch`` (the graph of each node of the block-diagonal batch): with ``attention_scope="graph"``
     each hypergraph's nodes attend to their own hypergraph's nodes (:class:`GraphGroups`), as the paper's attention
@@ -424,6 +430,7 @@ class DPHGNN(HypergraphModel):
         star (str): ``"undirected"`` or ``"directed"`` star graph. (default: :obj:`"undirected"`)
         dropout_mode (str): ``"dropout"`` or ``"dhgbench"``. (default: :obj:`"dropout"`)
         attention_scope (str): ``"graph"`` or ``"batch"``. (default: :obj:`"graph"`)
+        hgconv_degree (str): ``"mean"`` or ``"dhgbench"``. (default: :obj:`"mean"`)
         seed (int): Seed of the HyperGCN projection. (default: :obj:`0`)
 
     Shapes:
@@ -441,7 +448,8 @@ class DPHGNN(HypergraphModel):
                  clique_layers: int = 2, hypergcn_layers: int = 2, star_layers: int = 2,
                  expansion_dropout: float = 0.5, mediators: bool = True, attention_dim: int = 64, heads: int = 1,
                  spectral_dim: int = 64, fc_dim: int = 64, negative_slope: float = 0.2, star: str = "undirected",
-                 dropout_mode: str = "dropout", attention_scope: str = "graph", seed: int = 0) -> None:
+                 dropout_mode: str = "dropout", attention_scope: str = "graph", hgconv_degree: str = "mean",
+                 seed: int = 0) -> None:
         super().__init__()
         check_common(in_channels, hidden_channels, out_channels, num_layers, dropout)
         for name, value in (("expansion_dim", expansion_dim), ("expansion_hidden", expansion_hidden),
@@ -456,6 +464,7 @@ class DPHGNN(HypergraphModel):
         self.star = check_choice("star", star, STARS)
         self.dropout_mode = check_choice("dropout_mode", dropout_mode, DROPOUT_MODES)
         self.attention_scope = check_choice("attention_scope", attention_scope, ATTENTION_SCOPES)
+        self.hgconv_degree = check_choice("hgconv_degree", hgconv_degree, HGCONV_DEGREES)
         self.seed = check_int("seed", seed, 0)
         if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)):
             raise ValueError(f"negative_slope must be a real number, got {negative_slope!r}")
@@ -499,7 +508,7 @@ class DPHGNN(HypergraphModel):
                 batch: Tensor | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         groups = GraphGroups(batch) if batch is not None and self.attention_scope == "graph" else None
-        s = inc.memo(("dphgnn", self.star), lambda: _Structure(inc, self.star))
+        s = inc.memo(("dphgnn", self.star, self.hgconv_degree), lambda: _Structure(inc, self.star, self.hgconv_degree))
         xin = self.features(x)
         key = (self.mediators, self.seed, inc.num_edges)
         a_hyp, l_hyp = self._cache.get((x, hyperedge_index), ("hypergcn",) + key,

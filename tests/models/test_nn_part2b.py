@@ -435,6 +435,34 @@ def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():
     assert not torch.allclose(tokens["undirected"][n:], tokens["undirected"][n].expand(len(edges), -1))
 
 
+def test_dphgnn_hgconv_degree_changes_only_the_final_convolution():
+    """``hgconv_degree="dhgbench"`` is the reference's ``scatter_reduce(..., reduce="mean")`` into zeros (run here as
+    the reference runs it); every other operator, and every parameter, stays as it is."""
+    from models.nn._common import Incidence
+    from models.nn.dphgnn import _Structure
+    edges, hei, n = random_hypergraph(4)
+    h = dense_incidence(edges, n)
+    m = h.size(1)
+    inc = Incidence(hei, n, m, torch.float32)
+    plain, reference = _Structure(inc, "directed"), _Structure(inc, "directed", "dhgbench")
+    v, e = hei
+    dv = h.sum(1)
+    de = torch.zeros(m).scatter_reduce(0, e, dv[v], reduce="mean").pow(-0.5)  # the reference's HypergraphConv
+    de[de.isinf()] = 1
+    expected = torch.diag(torch.where(dv > 0, dv ** -0.5, torch.zeros_like(dv))) @ h @ torch.diag(de / h.sum(0)) @ h.t()
+    torch.testing.assert_close(reference.hgconv.to_dense(), expected)
+    assert not torch.allclose(plain.hgconv.to_dense(), expected)
+    for name in ("a_cg", "l_cg", "l_hgnn", "l_sym", "l_rw", "a_sg", "l_sg", "l_sg_nodes"):
+        assert torch.equal(_dense(getattr(plain, name)), _dense(getattr(reference, name))), name
+    a, b = _dphgnn(), _dphgnn(hgconv_degree="dhgbench")
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    x = torch.randn(n, 4)
+    with torch.no_grad():
+        assert not torch.allclose(a.eval()(x, hei), b.eval()(x, hei))
+    with pytest.raises(ValueError, match="hgconv_degree"):
+        _dphgnn(hgconv_degree="include_self")
+
+
 def test_dphgnn_dropout_mode_changes_only_the_dropout_rates():
     edges, hei, n = random_hypergraph(2)
     x = torch.randn(n, 4)

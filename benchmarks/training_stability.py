@@ -16,8 +16,11 @@ check there does). All three train with ``torch.optim.Adam`` at the same lr and 
 the training nodes (HJRL's reconstruction term left out of all three), ``--epochs`` full-batch epochs, each
 trajectory in turn every epoch. Reported per seed and trajectory: test accuracy at the last epoch, the largest
 training loss and its epoch, and the number of epochs whose loss exceeds the first epoch's (the loss of the
-untrained model: above it, training has diverged). DPHGNN, 3 seeds (session 12): the reference's class peaks at
-18-32 and ends at 74.30-78.29; ours from its initial weights peaks at 46-294 and ends at 76.22-77.40.
+untrained model: above it, training has diverged). Ours also takes over the structure the reference drew at random
+(``epoch_time.REFERENCE_STRUCTURES``: DPHGNN's HyperGCN graph), so from the copied weights the two compute one
+function (DPHGNN: outputs within 1.2e-07) and differ only in their dropout draws. DPHGNN, 3 seeds
+(``benchmarks/results/training_stability.md``): the reference's class peaks at 21-398 and ends at 73.71-76.51;
+ours from its initial weights peaks at 18-351 and ends at 64.25-76.96: the same lottery.
 
     .venv/bin/python benchmarks/training_stability.py --model DPHGNN --seeds 0 1 2 --epochs 100
 

@@ -248,9 +248,10 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
             return row
         summary = json.loads(path.read_text())
     else:
-        try:
-            summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=runs, overrides=overrides,
-                                        raw_root=raw_root, resume=True, progress=sys.stderr.isatty())
+        try:  # a folder holding more finished runs than asked is summarised over all of them
+            summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
+                                        overrides=overrides, raw_root=raw_root, resume=True,
+                                        progress=sys.stderr.isatty())
         except TR.ConfigError as e:
             row.update(status="skipped", note=str(e))
             return row

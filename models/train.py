@@ -513,6 +513,12 @@ def config_doc(model: str, dataset: str, task: str, cfg: ResolvedConfig) -> dict
     return json.loads(json.dumps(doc, default=_json_default))
 
 
+def finished_runs(out: Path | str) -> int:
+    """How many runs the folder ``out`` holds (one past the highest ``runs/run_<k>.json``; 0 if none)."""
+    ks = [int(p.stem.split("_")[1]) for p in (Path(out) / "runs").glob("run_*.json") if p.stem.split("_")[1].isdigit()]
+    return max(ks, default=-1) + 1
+
+
 def saved_config_difference(out: Path | str, doc: dict) -> str | None:
     """How the run folder ``out``'s ``config.json`` differs from ``doc`` (:func:`config_doc`), or ``None``
     when it holds the same run (or no ``config.json``)."""
@@ -554,6 +560,9 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"{out} already holds results; pass --resume to continue them or choose another --out")
         if diff := saved_config_difference(out, doc):
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
+        if (held := finished_runs(out)) > runs:
+            raise ConfigError(f"--resume: {out} holds {held} finished runs, more than --runs {runs}; pass --runs "
+                              f"{held} or more (a summary of {runs} would leave out the others)")
 
     task_cls = get_task(task)
     from models.nn.registry import task_refusal  # a model may declare tasks it cannot serve

@@ -101,10 +101,11 @@ def test_reference_behaviour_options_are_valid_and_each_changes_the_config(rd):
 
 
 def test_reference_behaviour_rows_train_with_their_options_in_their_own_folder(rd, tmp_path, monkeypatch):
-    calls = []
+    calls, asked = [], []
 
     def fake_run_experiment(model, dataset, task, *, out, runs, overrides, **kw):
         calls.append((out, tuple(overrides)))
+        asked.append(runs)
         return {"mean": 77.0, "std": 0.5, "runs": [{}] * runs, "test_metrics": {"macro_f1": {"mean": 1, "std": 0}}}
     monkeypatch.setattr(rd.TR, "run_experiment", fake_run_experiment)
     row = rd.run_row("DPHGNN", "cora", "node", 2, tmp_path, None, behaviour=True)
@@ -115,6 +116,13 @@ def test_reference_behaviour_rows_train_with_their_options_in_their_own_folder(r
                          ("task.protocol=paper",) + rd._DPHGNN_CODE + ("model.attention_scope=batch",))
     rd.run_row("DPHGNN", "rhg-3", "graph", 2, tmp_path, None, {"graph": "paper"})
     assert calls[-1] == (tmp_path / "DPHGNN" / "rhg-3" / "graph-paper", ("task.protocol=paper",))
+    # a folder holding more finished runs than asked is summarised over all of them, not cut to --runs
+    runs_dir = tmp_path / "DPHGNN" / "rhg-3" / "graph-paper" / "runs"
+    runs_dir.mkdir(parents=True)
+    for k in range(5):
+        (runs_dir / f"run_{k}.json").write_text("{}")
+    rd.run_row("DPHGNN", "rhg-3", "graph", 2, tmp_path, None, {"graph": "paper"})
+    assert asked == [2, 2, 2, 5]
 
 
 def _summary(path: Path, mean: float, std: float, runs: int) -> None:

@@ -227,6 +227,12 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
         assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
     assert (resumed["mean"], resumed["std"]) == (full["mean"], full["std"])
     assert not (out / "checkpoints").exists()
+    # fewer runs than the folder holds: refused, and the summary of both runs stays as it is
+    summary = (out / "summary.json").read_bytes()
+    assert TR.finished_runs(out) == 2 and TR.finished_runs(tmp_path / "absent") == 0
+    with pytest.raises(TR.ConfigError, match="holds 2 finished runs, more than --runs 1; pass --runs 2 or more"):
+        TR.run_experiment("HGNN", "planted", "node", out=out, resume=True, **{**kw, "runs": 1})
+    assert (out / "summary.json").read_bytes() == summary
 
 
 @pytest.mark.slow

@@ -483,7 +483,7 @@ def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None
 
     inc = model.incidence(x, hyperedge_index, num_hyperedges)
     graph = (operator(data.A_hyp), operator(data.L_hyp))
-    model._cache.get((x, hyperedge_index), ("hypergcn", model.mediators, model.seed, inc.num_edges), lambda: graph)
+    model._cache.get((x, hyperedge_index), model.hypergcn_key(inc), lambda: graph)
 
 
 #: How our model takes over a structure the reference draws at random (so the copied-weights check compares one

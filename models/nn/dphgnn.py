@@ -504,14 +504,18 @@ class DPHGNN(HypergraphModel):
         xw1, xw2 = xw.chunk(2, dim=1)
         return s.l_hgnn @ xw1 + 0.5 * (s.l_sym @ xw2 + s.l_rw @ xw2) + self.spectral.bias
 
+    def hypergcn_key(self, inc: Incidence) -> tuple:
+        """The structure-cache key of the HyperGCN graph for ``(x, hyperedge_index)`` (so a caller can hand over
+        another graph, e.g. the one a reference implementation drew: ``benchmarks/epoch_time.py``)."""
+        return ("hypergcn", self.mediators, self.seed, inc.num_edges)
+
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None,
                 batch: Tensor | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         groups = GraphGroups(batch) if batch is not None and self.attention_scope == "graph" else None
         s = inc.memo(("dphgnn", self.star, self.hgconv_degree), lambda: _Structure(inc, self.star, self.hgconv_degree))
         xin = self.features(x)
-        key = (self.mediators, self.seed, inc.num_edges)
-        a_hyp, l_hyp = self._cache.get((x, hyperedge_index), ("hypergcn",) + key,
+        a_hyp, l_hyp = self._cache.get((x, hyperedge_index), self.hypergcn_key(inc),
                                        lambda: hypergcn_graph(inc, xin, self.mediators, self.seed))
         n = inc.num_nodes
         z_c, z_h = self.gcn_clique(xin, s.a_cg), self.gcn_hypergcn(xin, a_hyp)

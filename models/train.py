@@ -560,9 +560,6 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"{out} already holds results; pass --resume to continue them or choose another --out")
         if diff := saved_config_difference(out, doc):
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
-        if (held := finished_runs(out)) > runs:
-            raise ConfigError(f"--resume: {out} holds {held} finished runs, more than --runs {runs}; pass --runs "
-                              f"{held} or more (a summary of {runs} would leave out the others)")
 
     task_cls = get_task(task)
     from models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
@@ -681,6 +678,9 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("accelerate").setLevel(logging.WARNING)
     try:
+        if args.resume and (held := finished_runs(args.out)) > args.runs:  # run_experiment would summarise the first
+            raise ConfigError(f"--resume: {args.out} holds {held} finished runs, more than --runs {args.runs}; pass "
+                              f"--runs {held} or more (a summary of {args.runs} would leave out the others)")
         summary = run_experiment(args.model, args.dataset, args.task, out=args.out, runs=args.runs,
                                  config=args.config, overrides=args.overrides, raw_root=args.raw_root,
                                  resume=args.resume, progress=not args.no_progress)

@@ -477,12 +477,8 @@ def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None
     (:func:`models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
     from models.nn._common import SparseOperator
 
-    def operator(t):
-        t = t.coalesce()
-        return SparseOperator(t.indices()[0], t.indices()[1], t.values().float(), tuple(t.shape))
-
     inc = model.incidence(x, hyperedge_index, num_hyperedges)
-    graph = (operator(data.A_hyp), operator(data.L_hyp))
+    graph = (SparseOperator.from_sparse(data.A_hyp.float()), SparseOperator.from_sparse(data.L_hyp.float()))
     model._cache.get((x, hyperedge_index), model.hypergcn_key(inc), lambda: graph)
 
 

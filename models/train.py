@@ -36,6 +36,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import resource
 import shutil
 import sys
@@ -515,7 +516,7 @@ def config_doc(model: str, dataset: str, task: str, cfg: ResolvedConfig) -> dict
 
 def finished_runs(out: Path | str) -> int:
     """How many runs the folder ``out`` holds (one past the highest ``runs/run_<k>.json``; 0 if none)."""
-    ks = [int(p.stem.split("_")[1]) for p in (Path(out) / "runs").glob("run_*.json") if p.stem.split("_")[1].isdigit()]
+    ks = [int(m[1]) for p in (Path(out) / "runs").glob("run_*.json") if (m := re.fullmatch(r"run_(\d+)", p.stem))]
     return max(ks, default=-1) + 1
 
 

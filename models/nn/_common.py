@@ -129,6 +129,12 @@ class SparseOperator:
     [[0.0, 2.0], [3.0, 4.0]]
     """
 
+    @classmethod
+    def from_sparse(cls, t: Tensor) -> "SparseOperator":
+        """The operator of a torch sparse matrix ``t`` (any sparse layout)."""
+        coo = t.to_sparse_coo().coalesce()
+        return cls(coo.indices()[0], coo.indices()[1], coo.values(), tuple(t.shape))
+
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> None:
         n, m = int(shape[0]), int(shape[1])
         coo = _coo(torch.stack([row, col]), value, (n, m)).coalesce()
@@ -430,10 +436,7 @@ def prepare_input(cache: StructureCache, x: Tensor) -> Tensor | SparseOperator:
     if x.requires_grad:
         return x.to_dense()
 
-    def build() -> SparseOperator:
-        coo = x.to_sparse_coo().coalesce()
-        return SparseOperator(coo.indices()[0], coo.indices()[1], coo.values(), tuple(x.shape))
-    return cache.get((x,), (x.layout, x.dtype, x.device), build)
+    return cache.get((x,), (x.layout, x.dtype, x.device), lambda: SparseOperator.from_sparse(x))
 
 
 def dense(x: Tensor | SparseOperator) -> Tensor:

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import re
 
+# The grading rules' version. Every score records it (``results.json``, Space entries, the dataset card); a stored
+# score of another version is re-graded from its raw responses. Results written before it existed are version "1".
+SCORER_VERSION = "2"
+
 MAX_DIGITS = 12  # longer numbers are parsed as an (always wrong) overflow instead of a huge int
 
 _THINK_END = "</think>"

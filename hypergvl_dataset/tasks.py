@@ -425,10 +425,19 @@ REASONING = ("OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
 
 # ============================================================================================ rows
 def problem_rng(seed: int, task: str, scale: str, source: str, index: int | None) -> np.random.Generator:
-    """Independent stream per (seed, task, scale, source, index): a row never depends on the rows built before it."""
+    """Independent stream per (seed, task, scale, source, index): a row never depends on the rows built before it.
+
+    The seed keeps its full width: a seed of 2**32 or more appends its high 32-bit words to the key, so a 62-bit
+    secret builds another set than its low 32 bits, while every seed below 2**32 keeps the five-word key (and so the
+    bytes) that every published build was made with."""
     key = [int(seed), zlib.crc32(task.encode()), zlib.crc32(scale.encode()), zlib.crc32(source.encode()),
            -1 if index is None else int(index)]
-    return np.random.default_rng(np.random.SeedSequence([k & 0xFFFFFFFF for k in key]))
+    words = [k & 0xFFFFFFFF for k in key]
+    high = int(seed) >> 32 if int(seed) > 0 else 0
+    while high:
+        words.append(high & 0xFFFFFFFF)
+        high >>= 32
+    return np.random.default_rng(np.random.SeedSequence(words))
 
 
 REAL_TRIES = 60  # sub-hypergraphs drawn per real source before handing over to the next source

@@ -23,7 +23,9 @@ An unknown key or a value of the wrong type is an error naming the key and the v
 
 Outputs in ``--out DIR`` (all JSON written to a temporary file and renamed): ``config.json`` (the resolved
 configuration), ``runs/run_<i>.json`` (one per finished run), ``summary.json`` (mean ± std in percent,
-per-run metrics, time to the best validation epoch, per-epoch time, peak memory and how it was measured) and,
+per-run metrics, time to the best validation epoch, per-epoch time, peak memory and how it was measured; the
+summary and every run carry ``provenance``: commit, dirty flag, package versions, resolved config, command line,
+seeds, device, :mod:`hypergvl_dataset.provenance`) and,
 while a run is in progress, ``checkpoints/run_<i>/`` (``accelerate`` state plus the loop's own state), from
 which ``--resume`` continues with the same final result as an uninterrupted run.
 """
@@ -549,6 +551,9 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     """
     from accelerate import Accelerator
 
+    # imported here, as in main: the package's __init__ pulls networkx, which training never needs
+    from hypergvl_dataset.provenance import provenance
+
     if runs < 1:
         raise ConfigError(f"--runs must be >= 1; got {runs}")
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
@@ -605,6 +610,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         record = {"run": run, **record}
         if info is not None:
             record["perturbation"] = info
+        record["provenance"] = provenance(cfg.to_dict(), seeds=[seed], device=str(accelerator.device))
         accelerator = Accelerator()  # a fresh one: save_state/load_state must see this run's model only
         if accelerator.is_main_process:
             write_json_atomic(run_path, record)
@@ -630,6 +636,9 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         "config": cfg.to_dict(),
         "environment": {"torch": torch.__version__, "device": str(accelerator.device),
                         "num_processes": accelerator.num_processes, "torch_threads": torch.get_num_threads()},
+        # this process's record; each run keeps the one of the process that trained it (runs[k].provenance,
+        # absent in runs trained before results carried provenance)
+        "provenance": provenance(cfg.to_dict(), seeds=[r["seed"] for r in records], device=str(accelerator.device)),
     }
     if accelerator.is_main_process:
         write_json_atomic(out / "summary.json", summary)

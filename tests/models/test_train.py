@@ -156,6 +156,12 @@ def _check_summary(out, summary, model, task, metric, runs):
     assert sorted(p.name for p in (out / "runs").iterdir()) == [f"run_{i}.json" for i in range(runs)]
     assert json.loads((out / "runs" / "run_0.json").read_text()) == r
     assert not (out / "checkpoints").exists() and not list(out.rglob("*.tmp"))
+    # provenance: the summary and each run name the checkout's commit, the resolved config and the seeds
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    for rec, seeds in [(on_disk["provenance"], list(range(runs)))] + [(x["provenance"], [x["seed"]])
+                                                                       for x in on_disk["runs"]]:
+        assert rec["commit"] == (head or None) and rec["seeds"] == seeds and rec["device"] == "cpu"
+        assert rec["config"] == on_disk["config"] and torch.__version__.startswith(rec["versions"]["torch"])
 
 
 @pytest.mark.parametrize("task,data,metric,extra", [

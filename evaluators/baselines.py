@@ -9,13 +9,34 @@ names is deliberately not read (it would give HEC away; see the project notes). 
 format-valid random answer per task, seeded by the prompt, so it is deterministic. ``baseline:neighbors`` answers the
 zero-shot node-classification prompts of ``router.nodeclf`` (HyperGVL appendix G) with the majority label among the
 target's known neighbours, read back from the prompt's text representation: an offline reference point.
+
+``baseline:profile[:FILE]`` is the routing test bed: a simulated model that answers a sample right with probability
+p(task, scale, text representation, visual representation) read from a profile table (FILE, JSON; the shipped
+default ``evaluators/profiles/default.json`` is derived from HyperGVL's Table 4 and Figure 4 by
+:func:`router.testbed.default_profile`). It answers through the harness like any model (prompt and image in, text
+out): it recognises the sample among the rows of the build it is told about (option ``dataset``: the prompt names
+the meta problem and text representation, the PNG's bytes the visual one) and draws u ~ U(0, 1) from (option
+``seed``, crc32 of the sample id); u < p gives the row's reference answer, otherwise a format-valid answer the
+verifier rejects. So a run is reproducible per (profile, seed, sample id), and runs with other seeds are the
+repeated runs of one stochastic model.
+
+Profile format::
+
+    {"format": 1, "name": "...", "p": {"<TASK>": {"small": {"<text_rep>+<visual_rep>": 0.7, ...},
+                                                  "medium": {...}, "large": {...}}, ...}}
+
+Every listed task needs all three scales and each scale all 35 combinations, with values in [0, 1]; tasks a profile
+does not list are refused when asked. A text-only sample (no image) gets the mean over the five visual columns.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from hypergvl_dataset import Hypergraph, solvers, text
 
@@ -145,6 +166,181 @@ def majority_neighbor_label(prompt: str) -> str:
     return min(order, key=lambda c: (-votes[c], -overall[c], order.index(c)))
 
 
+PROFILE_FORMAT = 1
+PROFILE_SCALES = ("small", "medium", "large")
+DEFAULT_PROFILE = Path(__file__).resolve().parent / "profiles" / "default.json"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A validated profile table: ``p(task, scale, text_rep, visual_rep)`` in [0, 1]."""
+
+    name: str
+    table: dict  # task -> scale -> "text+visual" -> probability
+    source: str = ""
+
+    def __post_init__(self):
+        from hypergvl_dataset.builder import VISUAL_REPS
+        from hypergvl_dataset.tasks import TASK_CODES
+        from hypergvl_dataset.text import TEXT_REPS
+
+        where = self.source or self.name
+        labels = {f"{t}+{v}" for t in TEXT_REPS for v in VISUAL_REPS}
+        if not isinstance(self.table, dict) or not self.table:
+            raise ValueError(f"profile {where}: 'p' must be a non-empty object task -> scale -> combination -> p")
+        for task, per in self.table.items():
+            if task not in TASK_CODES:
+                raise ValueError(f"profile {where}: unknown task {task!r}; tasks are {', '.join(TASK_CODES)}")
+            if not isinstance(per, dict) or set(per) != set(PROFILE_SCALES):
+                got = sorted(per) if isinstance(per, dict) else type(per).__name__
+                raise ValueError(f"profile {where}: task {task} needs exactly the scales "
+                                 f"{', '.join(PROFILE_SCALES)}, got {got}")
+            for scale, row in per.items():
+                if not isinstance(row, dict) or set(row) != labels:
+                    missing = sorted(labels - set(row)) if isinstance(row, dict) else ["all"]
+                    extra = sorted(set(row) - labels) if isinstance(row, dict) else []
+                    raise ValueError(f"profile {where}: {task}/{scale} must give all 35 combinations "
+                                     f"'<text_rep>+<visual_rep>' (missing {missing[:3]}, unknown {extra[:3]})")
+                for label, value in row.items():
+                    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                        raise ValueError(f"profile {where}: {task}/{scale}/{label} must be a number in [0, 1], "
+                                         f"got {value!r}")
+
+    def p(self, task: str, scale: str, text_rep: str, visual_rep: str | None) -> float:
+        """The probability of a right answer (``visual_rep`` None: text only, the mean over the visual columns)."""
+        try:
+            row = self.table[task][scale]
+        except KeyError:
+            raise ValueError(f"profile {self.source or self.name} has no entry for task {task!r} at scale "
+                             f"{scale!r} (it covers {', '.join(self.table)})") from None
+        if visual_rep is None:
+            vals = [v for k, v in row.items() if k.startswith(f"{text_rep}+")]
+            return float(sum(vals) / len(vals))
+        return float(row[f"{text_rep}+{visual_rep}"])
+
+    def best(self, task: str, scale: str) -> tuple[str, str]:
+        """The combination with the highest p (first in ``router.COMBINATIONS`` order among ties)."""
+        from hypergvl_dataset.builder import VISUAL_REPS
+        from hypergvl_dataset.text import TEXT_REPS
+
+        self.p(task, scale, next(iter(TEXT_REPS)), None)  # the clear error for an unlisted task
+        row = self.table[task][scale]
+        return max(((t, v) for t in TEXT_REPS for v in VISUAL_REPS), key=lambda c: row[f"{c[0]}+{c[1]}"])
+
+    def to_dict(self) -> dict:
+        return {"format": PROFILE_FORMAT, "name": self.name, "p": self.table}
+
+
+def load_profile(path: str | Path | None = None) -> Profile:
+    """A profile JSON file (None: the shipped default), validated; ``ValueError`` naming the problem."""
+    path = Path(path) if path else DEFAULT_PROFILE
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read profile {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"profile {path} is not JSON: {exc}") from None
+    if not isinstance(obj, dict) or "p" not in obj:
+        raise ValueError(f"profile {path} must be an object with 'format' {PROFILE_FORMAT} and a 'p' table")
+    if obj.get("format") != PROFILE_FORMAT:
+        raise ValueError(f"profile {path} has format {obj.get('format')!r}; this version reads {PROFILE_FORMAT}")
+    return Profile(str(obj.get("name") or path.stem), obj["p"], str(path))
+
+
+def _wrong_answer(prompt: str, reference: str) -> str:
+    """A format-valid answer that the verifier rejects (random answers of the task until one is wrong)."""
+    from hypergvl_dataset.tasks import score_response
+
+    for k in range(50):
+        try:
+            ans = f"Ans: {random_answer(prompt if k == 0 else f'{prompt}#{k}')}"
+        except ValueError:
+            break
+        if not score_response(reference, ans).correct:
+            return ans
+    ans = json.loads(reference)["answer"]
+    for cand in ("No", "Yes", str(int(ans) + 1) if ans.isdigit() else "No path"):
+        if not score_response(reference, f"Ans: {cand}").correct:
+            return f"Ans: {cand}"
+    return "Ans: none"
+
+
+@dataclass
+class ProfileAdapter:
+    """``baseline:profile[:FILE]``: right with the profile's probability for the sample (see the module docstring).
+
+    Args:
+        profile: the validated table.
+        dataset: the build folder (or Hub id) whose samples it is asked: the rows it recognises prompts from.
+        seed: the draw's seed (another seed: another run of the same simulated model).
+    """
+
+    profile: Profile
+    dataset: str
+    seed: int = 0
+    _by_prompt: dict = field(default_factory=dict, repr=False)
+    _by_image: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        from hypergvl_dataset.builder import VISUAL_REPS
+        from hypergvl_dataset.text import TEXT_REPS
+
+        from .harness import dataset_info, load_rows
+
+        try:
+            rows = load_rows(self.dataset, dataset_info(self.dataset)["build_sha256"])
+        except Exception as exc:  # noqa: BLE001 - UserError and the datasets errors alike
+            raise ValueError(f"baseline:profile cannot read dataset {self.dataset!r}: {exc}") from None
+        if "reference" not in rows.column_names:
+            raise ValueError(f"baseline:profile needs the references: {self.dataset} is a questions-only set")
+        text = rows.select_columns([c for c in rows.column_names if not c.startswith("image_")])
+        for r in text:
+            info = (r["id"], r["task"], r["scale"], r["reference"])
+            for t in TEXT_REPS:
+                self._by_prompt.setdefault(f"{r[f'text_{t}']} {r['question']}", []).append((t, info))
+        from datasets import Image
+
+        for v in VISUAL_REPS:
+            col = f"image_{v}"
+            if col not in rows.column_names:
+                continue
+            for i, img in enumerate(rows.select_columns([col]).cast_column(col, Image(decode=False))[col]):
+                self._by_image.setdefault(hashlib.sha256(img["bytes"]).hexdigest(), []).append((text[i]["id"], v))
+
+    def _locate(self, s: Sample) -> tuple[str, str, str | None, tuple]:
+        hits = self._by_prompt.get(s.prompt)
+        if not hits:
+            raise ValueError("baseline:profile: this prompt is not one of the dataset's samples")
+        if s.image is None:
+            t, info = hits[0]
+            return f"{info[0]}/{t}/none", t, None, info
+        data = s.image.get("bytes") if isinstance(s.image, dict) else s.image
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError("baseline:profile reads the image's encoded bytes (PNG), got a decoded image")
+        metas = dict(self._by_image.get(hashlib.sha256(data).hexdigest(), []))
+        for t, info in hits:
+            if info[0] in metas:
+                return f"{info[0]}/{t}/{metas[info[0]]}", t, metas[info[0]], info
+        raise ValueError("baseline:profile: this image is not one of the dataset's pictures of that problem")
+
+    def answer(self, s: Sample) -> str:
+        import numpy as np
+
+        sid, t, v, (meta, task, scale, reference) = self._locate(s)
+        u = np.random.default_rng([self.seed, zlib.crc32(sid.encode("utf-8"))]).random()
+        if u < self.profile.p(task, scale, t, v):
+            return f"Ans: {json.loads(reference)['answer']}"
+        return _wrong_answer(s.prompt, reference)
+
+    def generate(self, batch: list[Sample]) -> list[str]:
+        return [self.answer(s) for s in batch]
+
+    def info(self) -> ModelInfo:
+        return ModelInfo(name=f"baseline:profile:{self.profile.name}@seed{self.seed}", type="baseline",
+                         revision=hashlib.sha256(json.dumps(self.profile.table, sort_keys=True).encode()
+                                                 ).hexdigest()[:16], num_parameters=0)
+
+
 @dataclass
 class BaselineAdapter:
     kind: str
@@ -171,13 +367,45 @@ class BaselineAdapter:
         return ModelInfo(name=f"baseline:{self.kind}", type="baseline", revision=None, num_parameters=0)
 
 
-BASELINES = ("random", "symbolic", "neighbors")
+BASELINES = ("random", "symbolic", "neighbors", "profile")
+
+
+def _profile_adapter(arg: str, options: dict) -> ProfileAdapter:
+    """``baseline:profile[:FILE][:dataset=DIR][:seed=N]``; ``dataset`` and ``seed`` may also come as adapter options
+    (``--model-options`` of the studies, ``model_options=`` of ``evaluate_model``)."""
+    unknown = sorted(set(options) - {"dataset", "seed"})
+    if unknown:
+        raise ValueError(f"baseline:profile takes the options dataset and seed, got {', '.join(unknown)}")
+    opts, files = dict(options), []
+    for part in filter(None, arg.split(":")):
+        key, eq, value = part.partition("=")
+        if eq and key in ("dataset", "seed"):
+            opts[key] = value
+        elif eq:
+            raise ValueError(f"baseline:profile: unknown setting {key!r} (dataset=DIR, seed=N)")
+        else:
+            files.append(part)
+    if len(files) > 1:
+        raise ValueError(f"baseline:profile takes one profile file, got {', '.join(files)}")
+    if not opts.get("dataset"):
+        raise ValueError("baseline:profile needs the build it answers: baseline:profile[:FILE]:dataset=DIR")
+    try:
+        seed = int(opts.get("seed", 0))
+        if isinstance(opts.get("seed"), bool) or seed < 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError(f"baseline:profile's seed must be a non-negative integer, got {opts.get('seed')!r}") from None
+    return ProfileAdapter(load_profile(files[0] if files else None), str(opts["dataset"]), seed)
 
 
 @register_adapter("baseline")
-def _baseline(rest: str, **options) -> BaselineAdapter:
+def _baseline(rest: str, **options) -> BaselineAdapter | ProfileAdapter:
+    kind, _, arg = rest.partition(":")
+    if kind == "profile":
+        return _profile_adapter(arg, options)
     if rest not in BASELINES:
-        raise ValueError(f"unknown baseline {rest!r}; choose {', '.join(f'baseline:{b}' for b in BASELINES)}")
+        raise ValueError(f"unknown baseline {rest!r}; choose "
+                         f"{', '.join(f'baseline:{b}' for b in BASELINES)} (profile: baseline:profile[:FILE])")
     if options:
         raise ValueError(f"baselines take no options, got {', '.join(sorted(options))}")
     return BaselineAdapter(rest)

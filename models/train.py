@@ -198,14 +198,37 @@ def _type_name(ann: Any) -> str:
 
 @dataclass
 class ResolvedConfig:
+    """``model`` holds the model arguments the config file or the command line set; ``model_defaults`` the
+    constructor's defaults of the others, so a saved configuration also records what a later change of a default
+    would change (:func:`saved_config_difference` then calls the folder stale)."""
+
     trainer: TrainerConfig
     task: Any
     model: dict[str, Any]
     sources: dict[str, str]
+    model_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"trainer": dataclasses.asdict(self.trainer), "task": dataclasses.asdict(self.task),
-                "model": dict(self.model), "sources": dict(self.sources)}
+                "model": dict(self.model), "model_defaults": dict(self.model_defaults),
+                "sources": dict(self.sources)}
+
+
+def model_defaults(cls: type, given: Mapping[str, Any] = {}) -> dict[str, Any]:
+    """The constructor defaults of ``cls``'s model-specific arguments not in ``given`` (JSON-able ones as they
+    are, others by ``repr``)."""
+    params = inspect.signature(cls.__init__).parameters
+    out = {}
+    for name in model_kwarg_types(cls):
+        default = params[name].default
+        if name in given or default is inspect.Parameter.empty:
+            continue
+        try:
+            json.dumps(default)
+        except TypeError:
+            default = repr(default)
+        out[name] = default
+    return out
 
 
 def _read_config_file(path: Path) -> dict:
@@ -298,7 +321,7 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
     if trainer.select == "auto":
         trainer = dataclasses.replace(trainer, select=task_cls.default_select)
         sources["trainer.select"] = f"task {task} default"
-    return ResolvedConfig(trainer, task_cfg, values["model"], sources)
+    return ResolvedConfig(trainer, task_cfg, values["model"], sources, model_defaults(model_cls, values["model"]))
 
 
 # --------------------------------------------------------------------------------------------------------------

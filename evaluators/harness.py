@@ -17,12 +17,16 @@ processes, shards and reruns only partition that set, so every partition merges 
   routing policy (:mod:`router.policies`) chooses (HyperGVL sec. 4); each record names the policy.
 
 On a questions-only set (``hypergvl strip``) the raw responses are recorded unscored (no ``correct``) and
-``results.json`` says ``"scored": false``; ``hypergvl score RUN --dataset FULL_BUILD`` scores them later.
+``results.json`` says ``"scored": false``; ``hypergvl score RUN --dataset FULL_BUILD`` scores them later. The same
+command re-grades any run folder from its raw responses with the current grading rules: every ``results.json``
+records the ``scorer_version`` (:data:`hypergvl_dataset.answers.SCORER_VERSION`; files without it are version
+"1"), so a score made under older rules can be told apart and recomputed without asking the model again.
 
 Output folder::
 
     samples.jsonl   one line per answered sample: id, meta_id, task, text_rep, visual_rep, scale, source, response,
-                    latency_s, and (scored) parsed, correct, unparsed, reference; (routed) routing. Lines are
+                    finish_reason ("stop", or "length" when cut at the token limit), latency_s, and (scored)
+                    parsed, correct, unparsed, reference; (routed) routing. Lines are
                     appended and flushed as answers arrive (fsync'ed at least every second): a crash loses at most
                     the requests in flight, and a rerun skips every sample already answered
     results.json    the leaderboard submission (written atomically at the end; schema in :func:`write_results`)
@@ -39,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypergvl_dataset.cli import UserError, command
+
+from .adapters import DEFAULT_MAX_NEW_TOKENS
 
 SUBMISSION_FORMAT = 2
 LOG = "samples.jsonl"
@@ -288,21 +294,43 @@ def score_records(records: list[dict]) -> dict:
                           scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
 
 
+def finish_stats(records) -> dict:
+    """``finish_reasons`` (count per reason) and ``truncated_share``: the share of samples cut at the token limit
+    (``finish_reason == "length"``) among those that record a reason (logs written before it existed record none:
+    the share is then None)."""
+    from collections import Counter
+
+    counts = Counter(r["finish_reason"] for r in records if isinstance(r.get("finish_reason"), str))
+    known = sum(counts.values())
+    return {"finish_reasons": dict(sorted(counts.items())),
+            "truncated_share": counts.get("length", 0) / known if known else None}
+
+
 def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: dict, selection: dict,
-                  text_only: bool) -> dict:
+                  text_only: bool, generation: dict | None = None, device: str | None = None,
+                  config: dict | None = None) -> dict:
     """Write ``results.json`` (format 2) atomically and return it.
 
     Keys: ``format``; ``model`` (name, type, revision, num_parameters); ``dataset`` (id, sha256 per shard,
     build_sha256, questions_only, full_build_sha256); ``selection`` (tasks, text_reps, visual_reps, limit, routing,
     shard, num_samples and digest of the whole selection before sharding); ``text_only``; ``scored``;
-    ``num_samples`` (answered here); ``scores`` (the ``hypergvl_accuracy`` output, or None unscored);
-    ``mean_latency_s``."""
+    ``scorer_version`` (the grading rules that made ``scores``; None unscored); ``num_samples`` (answered here);
+    ``scores`` (the ``hypergvl_accuracy`` output, or None unscored); ``generation`` (the decoding settings the
+    adapter used, None for the baselines); ``finish_reasons`` and ``truncated_share`` (:func:`finish_stats`);
+    ``mean_latency_s``; ``provenance`` (:func:`hypergvl_dataset.provenance.provenance` of ``config``, device).
+    Readers accept files written before ``scorer_version``, ``generation``, the finish statistics and
+    ``provenance`` existed."""
+    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl_dataset.provenance import provenance
+
     recs = [records[k] for k in sorted(records)]
     scored = bool(recs) and all("reference" in r for r in recs)
     results = {"format": SUBMISSION_FORMAT, "model": model, "dataset": dataset, "selection": selection,
-               "text_only": text_only, "scored": scored, "num_samples": len(recs),
-               "scores": score_records(recs) if scored else None,
-               "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None}
+               "text_only": text_only, "scored": scored, "scorer_version": SCORER_VERSION if scored else None,
+               "num_samples": len(recs), "scores": score_records(recs) if scored else None,
+               "generation": generation, **finish_stats(recs),
+               "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None,
+               "provenance": provenance(config, device=device)}
     tmp = out / f".{RESULTS}.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, out / RESULTS)
@@ -337,7 +365,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     from hypergvl_dataset.tasks import score_response
 
     from . import baselines  # noqa: F401 - registers baseline:*
-    from .adapters import Sample, make_adapter
+    from .adapters import Sample, finish_reason, make_adapter
     from .pipeline import answers, prefetch, window_size
 
     if batch_size < 1:
@@ -387,9 +415,10 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
             for s, response, latency in answers(adapter, stream):
                 rec = {"id": s["id"], "meta_id": s["meta_id"], "task": s["task"], "text_rep": s["text_rep"],
                        "visual_rep": s["visual_rep"], "scale": scale_of[s["meta_id"]],
-                       "source": source_of[s["meta_id"]], "response": response, "latency_s": round(latency, 4)}
+                       "source": source_of[s["meta_id"]], "response": str(response),
+                       "finish_reason": finish_reason(response), "latency_s": round(latency, 4)}
                 if s["reference"] is not None:
-                    verdict = score_response(s["reference"], response)
+                    verdict = score_response(s["reference"], rec["response"])
                     rec.update(parsed=verdict.parsed, correct=verdict.correct, unparsed=verdict.unparsed,
                                reference=s["reference"])
                 if policy_name is not None:
@@ -414,7 +443,12 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     records = {k: v for k, v in records.items() if k in wanted}
     sel = selection.to_dict() | {"routing": policy_name, "num_samples": len(full_ids),
                                  "digest": selection_digest(full_ids)}
-    return write_results(out, records, model=info, dataset=data_info, selection=sel, text_only=selection.text_only)
+    generation = adapter.generation_settings() if hasattr(adapter, "generation_settings") else None
+    device = getattr(adapter, "device", None)
+    config = {"command": "evaluate", "dataset": dataset, "model": model, "model_options": options,
+              "selection": sel, "batch_size": batch_size, "world_size": world}
+    return write_results(out, records, model=info, dataset=data_info, selection=sel, text_only=selection.text_only,
+                         generation=generation, device=None if device is None else str(device), config=config)
 
 
 def _model_info(adapter, state, out: Path) -> dict:
@@ -492,12 +526,16 @@ def merge_runs(folders: list[Path], out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     write_log(out / LOG, merged)
     sel = dict(res0["selection"], shard=None)
+    config = {"command": "merge", "shards": [str(f) for f in folders]}
     return write_results(out, merged, model=res0["model"], dataset=res0["dataset"], selection=sel,
-                         text_only=res0["text_only"])
+                         text_only=res0["text_only"], generation=res0.get("generation"), config=config)
 
 
 def score_run(run: Path, dataset: str, out: Path) -> dict:
-    """Score the raw responses of a run over a questions-only set against the full build it was stripped from."""
+    """Grade the raw responses of any run folder with the current rules and write ``out/results.json`` with the
+    current ``scorer_version``: a run over a questions-only set against the full build it was stripped from, or a
+    run scored under older grading rules (its earlier verdicts are replaced; its responses are never asked again).
+    Logs and results written before ``finish_reason``, ``scorer_version`` or ``provenance`` existed are read."""
     from hypergvl_dataset.tasks import score_response
 
     res, recs = _load_run(run)
@@ -517,8 +555,11 @@ def score_run(run: Path, dataset: str, out: Path) -> dict:
         scored[sid] = dict(rec, parsed=v.parsed, correct=v.correct, unparsed=v.unparsed, reference=ref)
     out.mkdir(parents=True, exist_ok=True)
     write_log(out / LOG, scored)
+    config = {"command": "score", "run": str(run), "dataset": dataset,
+              "previous_scorer_version": res.get("scorer_version", "1") if res.get("scored") else None}
     return write_results(out, scored, model=res["model"], dataset=dict(res["dataset"], scored_against=full),
-                         selection=res["selection"], text_only=res["text_only"])
+                         selection=res["selection"], text_only=res["text_only"], generation=res.get("generation"),
+                         config=config)
 
 
 # ================================================================================================ commands
@@ -530,15 +571,22 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text-reps", nargs="+", metavar="REP")
     p.add_argument("--visual-reps", nargs="+", metavar="REP", help="'none' for text only (an LLM, sec. 3.3)")
     p.add_argument("--limit", type=int, help="evaluate only the first N samples")
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=8,
+                   help="samples per model call: for hf: the real forward batch (default 8)")
     p.add_argument("--shard", type=parse_shard, metavar="I/N", help="answer only shard I of N (merge with hypergvl merge)")
     p.add_argument("--routing", metavar="SPEC",
                    help="one sample per meta problem, chosen by router:DIR, rand[:SEED], top or oracle:RUN_DIR")
     p.add_argument("--prefetch-workers", type=int, default=2, help="threads preparing samples ahead of the model")
+    p.add_argument("--max-new-tokens", type=int,
+                   help=f"token limit of each answer, for hf: and openai: (max_tokens) alike (default "
+                        f"{DEFAULT_MAX_NEW_TOKENS}: room for a reasoning model's thinking; results.json gives the "
+                        "share of answers cut at the limit)")
     hf = p.add_argument_group("hf: models")
     hf.add_argument("--device")
     hf.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"])
-    hf.add_argument("--max-new-tokens", type=int)
+    hf.add_argument("--generation-config", choices=["greedy", "checkpoint"],
+                    help="greedy (default): sampling and every penalty off, whatever the checkpoint's "
+                         "generation_config says; checkpoint: the checkpoint's own generation_config")
     api = p.add_argument_group("openai: models")
     api.add_argument("--base-url")
     api.add_argument("--concurrency", type=int, help="requests kept in flight (a sliding window; default 4)")
@@ -552,18 +600,24 @@ def _summary(res: dict, out: Path) -> str:
         return f"{res['model']['name']}: {res['num_samples']} raw responses, unscored (questions-only set); wrote {out / RESULTS}"
     s = res["scores"]
     nan = float("nan")
+    cut = res.get("truncated_share")
+    cut = f", {100 * cut:.1f}% cut at the token limit" if cut else ""
     return (f"{res['model']['name']}: accuracy {s['accuracy']:.2f}% over {res['num_samples']} samples "
             f"(Avg.U {s['avg_u'] if s['avg_u'] is not None else nan:.2f}, "
-            f"Avg.R {s['avg_r'] if s['avg_r'] is not None else nan:.2f}); wrote {out / RESULTS}")
+            f"Avg.R {s['avg_r'] if s['avg_r'] is not None else nan:.2f}{cut}); wrote {out / RESULTS}")
 
 
 @command("evaluate", _args)
 def _evaluate(args: argparse.Namespace) -> int:
     """Run a model over a built dataset and write a leaderboard submission."""
     prefix = args.model.partition(":")[0]
-    names = {"hf": ["device", "dtype", "max_new_tokens"],
+    names = {"hf": ["device", "dtype", "generation_config"],
              "openai": ["base_url", "concurrency", "timeout", "max_retries"]}
     options = {}
+    if args.max_new_tokens is not None:
+        if prefix not in names:
+            raise UserError("--max-new-tokens applies to hf: and openai: models only")
+        options["max_new_tokens" if prefix == "hf" else "max_tokens"] = args.max_new_tokens
     for group, keys in names.items():
         for k in keys:
             value = getattr(args, k)
@@ -602,13 +656,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _score_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", type=Path, help="an evaluate output folder over a questions-only set")
-    p.add_argument("--dataset", required=True, help="the full build the questions-only set was stripped from")
+    p.add_argument("run", type=Path, help="an evaluate output folder: over a questions-only set, or graded under "
+                                          "older rules")
+    p.add_argument("--dataset", required=True, help="the full build the run's set is (or was stripped from)")
     p.add_argument("--out", required=True, type=Path)
 
 
 @command("score", _score_args)
 def _score(args: argparse.Namespace) -> int:
-    """Score a run's raw responses against the full build (for questions-only sets)."""
+    """Grade a run's raw responses with the current rules against the full build (questions-only sets, old runs)."""
     print(_summary(score_run(args.run, args.dataset, args.out), args.out))
     return 0

@@ -1,6 +1,8 @@
 """``hypergvl report RESULTS...``: the paper's tables and figures from leaderboard submissions.
 
-Table 3 layout: one row per model, one column per task, then Avg.U and Avg.R (HyperGVL sec. 3.2). Table 4 layout:
+Table 3 layout: one row per model, one column per task, then Avg.U and Avg.R (HyperGVL sec. 3.2). Beside it, per
+model, the share of answers cut at the token limit and the scorer version (:func:`generation_table`): a low score
+with many cut answers asks for a larger ``--max-new-tokens``, not a verdict on the model. Table 4 layout:
 one row per representation (7 textual, then 5 visual), one column per task (sec. 3.4). PNGs (with ``--out``):
 
 * per model, a heatmap of accuracy by task x representation;
@@ -55,6 +57,20 @@ def table3(results: list[dict]) -> str:
         s = r["scores"]
         lines.append(f"| {label(r)} | " + " | ".join(_cell(s["per_task"].get(t)) for t in TASK_CODES)
                      + f" | {_cell(s.get('avg_u'))} | {_cell(s.get('avg_r'))} |")
+    return "\n".join(lines)
+
+
+def generation_table(results: list[dict]) -> str:
+    """Per run: how many answers were cut at the token limit (``finish_reason == "length"``), the limit, and the
+    grading rules' version that made the scores. A run written before these were recorded shows ``-`` for them
+    (and scorer version 1, the rules before versions were recorded)."""
+    lines = ["| Model | Samples | Cut at limit | Max new tokens | Scorer version |", "|" + " --- |" * 5]
+    for r in results:
+        share, gen = r.get("truncated_share"), r.get("generation") or {}
+        limit = gen.get("max_new_tokens", gen.get("max_tokens"))
+        cut = "-" if share is None else f"{100 * share:.1f}%"
+        lines.append(f"| {label(r)} | {r.get('num_samples', '-')} | {cut} | {limit if limit is not None else '-'} "
+                     f"| {r.get('scorer_version') or '1'} |")
     return "\n".join(lines)
 
 
@@ -167,7 +183,8 @@ def scale_curves(results: list[dict], path: Path) -> bool:
 
 def report(paths: list[Path], out: Path | None = None) -> str:
     results = [load_results(p) for p in paths]
-    parts = ["## Accuracy by task (Table 3 layout)", "", table3(results), ""]
+    parts = ["## Accuracy by task (Table 3 layout)", "", table3(results), "",
+             "## Answers cut at the token limit", "", generation_table(results), ""]
     for r in results:
         parts += [f"## {label(r)}: accuracy by representation (Table 4 layout)", "", table4(r), ""]
     text = "\n".join(parts)

@@ -2,8 +2,9 @@
 
 It binds 127.0.0.1 on a free port, counts the requests in flight (its own counter, so a test can check what the
 client kept in flight) and logs every change of that count with a timestamp. ``script`` holds the next actions
-("ok", 429, 500, 400, "drop", "slow", "garbage"); when it is empty every request succeeds with
-``echo:<prompt text>``, after ``delay(prompt)`` seconds (default: 0-40 ms, so answers finish out of order).
+("ok", "length", 429, 500, 400, "drop", "slow", "garbage"); when it is empty every request succeeds with
+``echo:<prompt text>`` and ``finish_reason`` ``"stop"`` ("length": the same text, cut at ``max_tokens``), after
+``delay(prompt)`` seconds (default: 0-40 ms, so answers finish out of order).
 """
 from __future__ import annotations
 
@@ -108,8 +109,10 @@ class ChatHandler(BaseHTTPRequestHandler):
                            [("Retry-After", "0")] if action == 429 else [])
             else:
                 time.sleep(server.delay(prompt))
+                reason = "length" if action == "length" else "stop"
                 reply = {"model": body["model"] + "-2024-08-06",
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{prompt}"}}]}
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{prompt}"},
+                                      "finish_reason": reason}]}
                 self._send(200, json.dumps(reply).encode())
         finally:
             self._done()

@@ -13,8 +13,8 @@ from PIL import Image
 
 from chat_server import serve
 
-from evaluators.adapters import (ADAPTERS, AdapterError, ModelInfo, OpenAIConfig, Sample, make_adapter,
-                                 register_adapter)
+from evaluators.adapters import (ADAPTERS, DEFAULT_MAX_NEW_TOKENS, AdapterError, Generation, ModelInfo,
+                                 OpenAIConfig, Sample, finish_reason, make_adapter, register_adapter)
 
 
 def _image(seed: int, size=(40, 30)) -> Image.Image:
@@ -63,11 +63,32 @@ def test_register_adapter_open_and_duplicates_rejected():
     ("hf:", {}, "needs a model id"),
     ("hf:some/model", {"dtype": "int8"}, "dtype must be"),
     ("hf:some/model", {"max_new_tokens": 0}, "max_new_tokens"),
+    ("hf:some/model", {"generation_config": "sampled"}, "generation_config must be one of greedy, checkpoint"),
+    ("hf:some/model", {"batch_size": 3}, r"unknown option\(s\) batch_size"),  # the caller's batch is the batch
     ("hf:some/model", {"temperature": 0.7}, r"unknown option\(s\) temperature"),
 ])
 def test_bad_options_are_errors(spec, options, message):
     with pytest.raises(ValueError, match=message):
         make_adapter(spec, **options)
+
+
+def test_generation_is_a_string_that_says_why_it_stopped():
+    import pickle
+
+    cut = Generation("Ans: 3? no wait", "length")
+    assert cut == "Ans: 3? no wait" and isinstance(cut, str) and cut.finish_reason == "length"
+    assert finish_reason(cut) == "length" and finish_reason("a plain baseline answer") == "stop"
+    assert Generation("x").finish_reason == "stop"
+    again = pickle.loads(pickle.dumps(cut))  # crosses prefetch and accelerate's gather_object
+    assert again == cut and again.finish_reason == "length"
+    with pytest.raises(ValueError, match="finish_reason must be one of stop, length"):
+        Generation("x", "content_filter")
+
+
+def test_one_default_token_limit_for_both_adapters():
+    from evaluators.adapters import HFConfig
+
+    assert HFConfig().max_new_tokens == OpenAIConfig().max_tokens == DEFAULT_MAX_NEW_TOKENS >= 4096
 
 
 def test_model_info_type_checked():
@@ -78,11 +99,13 @@ def test_model_info_type_checked():
 # ============================================================================================ hf: tiny LLaVA
 @pytest.fixture(scope="module")
 def hf_adapter(tiny_llava):
-    return make_adapter(f"hf:{tiny_llava}", max_new_tokens=6, device="cpu", dtype="float32", batch_size=3)
+    return make_adapter(f"hf:{tiny_llava}", max_new_tokens=6, device="cpu", dtype="float32")
 
 
-def _greedy_by_hand(adapter, sample: Sample, steps: int) -> str:
-    """Greedy decoding of one unpadded sample with plain forward passes (no generate, no padding)."""
+def _greedy_by_hand(adapter, sample: Sample, steps: int, eos: int | None = None) -> tuple[str, str, list[int]]:
+    """Greedy decoding of one unpadded sample with plain forward passes (no generate, no padding): the text,
+    ``"stop"`` if it ended with EOS (the tokenizer's, or ``eos``), ``"length"`` if it ran ``steps`` tokens, and the
+    token ids."""
     import torch
 
     processor, model = adapter.processor, adapter.model
@@ -97,10 +120,10 @@ def _greedy_by_hand(adapter, sample: Sample, steps: int) -> str:
             extra = {"pixel_values": inputs["pixel_values"]} if images else {}
             token = int(model(input_ids=ids, attention_mask=torch.ones_like(ids), **extra).logits[0, -1].argmax())
             new.append(token)
-            if token == processor.tokenizer.eos_token_id:
-                break
+            if token == (processor.tokenizer.eos_token_id if eos is None else eos):
+                return processor.tokenizer.decode(new, skip_special_tokens=True), "stop", new
             ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
-    return processor.tokenizer.decode(new, skip_special_tokens=True)
+    return processor.tokenizer.decode(new, skip_special_tokens=True), "length", new
 
 
 SAMPLES = [
@@ -112,11 +135,27 @@ SAMPLES = [
 
 
 def test_hf_batched_greedy_equals_unpadded_greedy_by_hand(hf_adapter):
-    batched = hf_adapter.generate(SAMPLES)  # two chunks (batch_size 3), left-padded, mixed image / no image
+    batched = hf_adapter.generate(SAMPLES)  # one forward batch, left-padded, mixed image / no image
     assert len(batched) == len(SAMPLES) and all(isinstance(text, str) for text in batched)
     assert len(set(batched)) > 1, "the tiny model must be input-sensitive for this test to mean anything"
-    assert batched == [_greedy_by_hand(hf_adapter, sample, 6) for sample in SAMPLES]
+    by_hand = [_greedy_by_hand(hf_adapter, sample, 6)[:2] for sample in SAMPLES]
+    assert [(str(g), g.finish_reason) for g in batched] == by_hand
     assert batched == hf_adapter.generate(SAMPLES)  # deterministic
+
+
+def test_hf_finish_reason_stop_at_eos_and_length_at_the_limit(tiny_llava):
+    """The finish reason follows the tokens: a sequence that generated EOS stopped, one that ran max_new_tokens
+    without it was cut. The tiny model's EOS is set to the token it picks first for one sample, so that sample
+    stops at once while another runs to the limit; the expected reasons come from greedy decoding by hand."""
+    adapter = make_adapter(f"hf:{tiny_llava}", max_new_tokens=4, device="cpu", dtype="float32")
+    assert all(g.finish_reason == "length" for g in adapter.generate(SAMPLES)), "random weights emit no EOS"
+    eos = _greedy_by_hand(adapter, SAMPLES[0], 4)[2][0]
+    expected = [_greedy_by_hand(adapter, s, 4, eos)[1] for s in SAMPLES]
+    assert expected[0] == "stop" and "length" in expected
+    adapter.generation.eos_token_id = eos
+    adapter._eos = {eos}
+    out = adapter.generate(SAMPLES)
+    assert [g.finish_reason for g in out] == expected
 
 
 def test_hf_image_bytes_same_as_pil(hf_adapter):
@@ -185,6 +224,15 @@ def test_openai_jpeg_bytes_are_sent_as_png(server):
     _openai(server).generate([Sample("q", buffer.getvalue())])
     url = server.requests[0]["body"]["messages"][0]["content"][0]["image_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_openai_finish_reason_is_the_servers(server):
+    server.script.extend(["ok", "length"])
+    adapter = _openai(server, concurrency=1)
+    done, cut = adapter.generate([Sample("a"), Sample("b")])
+    assert (done, done.finish_reason) == ("echo:a", "stop") and (cut, cut.finish_reason) == ("echo:b", "length")
+    assert server.requests[0]["body"]["max_tokens"] == DEFAULT_MAX_NEW_TOKENS
+    assert adapter.generation_settings() == {"max_tokens": DEFAULT_MAX_NEW_TOKENS, "temperature": 0.0}
 
 
 def test_openai_api_key_from_environment(server, monkeypatch):

@@ -45,9 +45,9 @@ ALL = "all"
 TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh",
                "ho_inc": "HO-Inc", "n_set": "N-Set", "inc_mat": "Inc-Mat"}
 VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
-INFO_COLUMNS = ["Type", "Params (B)", "Track", "Date", "Dataset version", "Link"]
-SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R"]
-DEFAULT_COLUMNS = ["Type", "Params (B)"] + SCORE_COLUMNS + ["Date", "Dataset version", "Link"]
+INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Date", "Dataset version", "Scorer", "Link"]
+SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R", "All"]
+DEFAULT_COLUMNS = ["Revision", "Type", "Params (B)"] + SCORE_COLUMNS + ["Date", "Dataset version", "Scorer", "Link"]
 POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "oracle": "Oracle"}
 
 
@@ -77,12 +77,12 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
     records = []
     for r in rows:
         e = r["entry"]
-        rec = {"Model": e.model + (" (text only)" if e.text_only else ""), "Type": e.model_type,
-               "Params (B)": e.num_parameters, "Track": e.track,
+        rec = {"Model": e.model + (" (text only)" if e.text_only else ""), "Revision": e.revision,
+               "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track,
                "Date": time.strftime("%Y-%m-%d", time.gmtime(e.created)), "Dataset version": e.dataset_sha256[:12],
-               "Link": e.link}
+               "Scorer": f"v{e.scorer_version}", "Link": e.link}
         rec.update({t: r["per_task"].get(t) for t in TASK_CODES})
-        rec["Avg.U"], rec["Avg.R"] = r["avg_u"], r["avg_r"]
+        rec["Avg.U"], rec["Avg.R"], rec["All"] = r["avg_u"], r["avg_r"], r["accuracy"]
         records.append(rec)
     frame = pd.DataFrame(records, columns=["Model"] + INFO_COLUMNS + SCORE_COLUMNS)
     for c in SCORE_COLUMNS + ["Params (B)"]:
@@ -134,9 +134,19 @@ def _figures_dir(service: Service) -> Path:
     return d
 
 
+def public_only(service: Service, testset: str) -> None:
+    """Per-entry breakdowns (Table 4, heatmaps, figures, routed runs) are served for public sets only: on a hidden
+    set they would isolate single problems."""
+    if service.sets.get(testset).kind != PUBLIC:
+        raise SubmissionError("hidden-set results are shown on the Leaderboard tab only, aggregated over the set")
+
+
 def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:
     """(heatmap, Fig. 3, Fig. 4) PNG paths for an entry and its test set (None where the results do not allow)."""
     from evaluators.report import heatmap, lvlm_vs_llm, scale_curves
+
+    public_only(service, testset)
+    public_only(service, entry.testset)
 
     def compute(entries):
         d = _figures_dir(service)
@@ -156,6 +166,7 @@ def representation_figures(service: Service, entry, testset: str) -> tuple[str |
 
 def router_frame(service: Service, testset: str) -> pd.DataFrame:
     """Routed results: a row per (model, policy) with accuracy per task and overall (HyperGVL Fig. 5)."""
+    public_only(service, testset)
     rows = []
     for e in service.entries():
         if e.testset != testset or not e.track.startswith("routed:"):
@@ -282,20 +293,28 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
     threading.Thread(target=hnn_report, args=(service,), daemon=True).start()  # warm the HNN tab
     public, hidden = sets[PUBLIC].name, sets[HIDDEN].name
 
-    def set_choices():
+    def set_choices(kinds=(PUBLIC, HIDDEN)):
         return [(s.label, s.name) for s in sorted(service.sets.all(), key=lambda s: (s.kind != PUBLIC, not s.current,
-                                                                                     -s.created))]
+                                                                                     -s.created))
+                if s.kind in kinds]
 
     def lb(testset, types, track, source, scale, text_rep, visual_rep, columns):
-        frame = leaderboard_frame(service, testset, model_types=types, track=track, source=source, scale=scale,
-                                  text_rep=text_rep, visual_rep=visual_rep, columns=columns)
+        try:
+            frame = leaderboard_frame(service, testset, model_types=types, track=track, source=source, scale=scale,
+                                      text_rep=text_rep, visual_rep=visual_rep, columns=columns)
+        except SubmissionError as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
         return gr.Dataframe(value=styled(frame), datatype=_datatypes(frame))
 
     def entry_choices(testset):
+        if service.sets.get(testset).kind != PUBLIC:
+            return []
         return [(e.model + (" (text only)" if e.text_only else ""), e.id) for e in service.entries()
                 if e.testset == testset and e.track in ("vision", "text-only")]
 
     def reps(testset, entry_id):
+        if service.sets.get(testset).kind != PUBLIC:
+            return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
         entry = next((e for e in service.entries() if e.id == entry_id), None)
         if entry is None or entry.testset != testset:
             choices = entry_choices(testset)
@@ -307,6 +326,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                 fig4)
 
     def routed(testset):
+        if service.sets.get(testset).kind != PUBLIC:
+            return pd.DataFrame(), None
         frame = router_frame(service, testset)
         return frame, router_figure(service, testset, None)
 
@@ -315,6 +336,9 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             if profile is None:
                 raise SubmissionError("log in with your Hugging Face account to submit")
             return f"user:{profile.username}"
+        if not service.config.anonymous_uploads:
+            raise SubmissionError("anonymous submissions are off on this Space (HYPERGVL_ANONYMOUS_UPLOADS)")
+        # the peer address; X-Forwarded-For counts only from the configured proxies (launch sets uvicorn's list)
         host = getattr(getattr(request, "client", None), "host", None) or "unknown"
         return f"ip:{host}"
 
@@ -330,10 +354,16 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             return f"Rejected: {exc}"
         except Exception as exc:  # noqa: BLE001 - never a traceback page
             return f"Rejected: the upload could not be read ({type(exc).__name__})"
-        s = entry.scores
-        return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}), re-scored by the server over "
-                f"{entry.num_samples} samples: accuracy {s['accuracy']:.2f}, Avg.U {_num(s['avg_u'])}, "
-                f"Avg.R {_num(s['avg_r'])}. Status FINISHED.")
+        s = service.shown_scores(entry)
+        head = f"Accepted: {entry.model} on {entry.testset} ({entry.track}), re-scored by the server over " \
+               f"{entry.num_samples} samples"
+        if s is None:
+            return (f"{head}. Its hidden-set scores are not published: they do not beat your best hidden-set score "
+                    f"on this set by the margin of {service.config.hidden_margin:g} points (the Ladder rule). "
+                    "Status FINISHED.")
+        return (f"{head}: accuracy {_num(s['accuracy'])}, Avg.U {_num(s['avg_u'])}, Avg.R {_num(s['avg_r'])}"
+                + (" (hidden set: rounded)" if service.sets.get(entry.testset).kind == HIDDEN else "")
+                + ". Status FINISHED.")
 
     def do_request(model, link, revision, model_type, params, track, testset, request: gr.Request, profile=None):
         try:
@@ -381,8 +411,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                                         value=ALL, label="Visual representation", elem_id="lb-visual")
             lb_cols = gr.CheckboxGroup(INFO_COLUMNS + SCORE_COLUMNS, value=DEFAULT_COLUMNS, label="Columns",
                                        elem_id="lb-cols")
-            first = leaderboard_frame(service, public)
-            lb_table = gr.Dataframe(value=styled(first), datatype=_datatypes(first), interactive=False,
+            first = leaderboard_frame(service, public).iloc[0:0]  # the rows come with the page's load event
+            lb_table = gr.Dataframe(value=first, datatype=_datatypes(first), interactive=False,
                                     show_search="filter", pinned_columns=1, elem_id="lb", max_chars=80,
                                     buttons=["copy", "fullscreen"])
             gr.Markdown("Green: best in the column; red: worst. Avg.U: mean over the six understanding tasks; Avg.R: "
@@ -393,7 +423,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             gr.Button("Refresh", elem_id="lb-refresh", size="sm").click(lb, inputs, lb_table, api_name="leaderboard")
 
         with gr.Tab("Representations", id="tab-reps"):
-            rep_set = gr.Radio(set_choices(), value=public, label="Test set", elem_id="rep-set")
+            rep_set = gr.Radio(set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rep-set")
             rep_model = gr.Dropdown(entry_choices(public), label="Model", elem_id="rep-model")
             rep_table = gr.Dataframe(interactive=False, elem_id="rep-table", label="Accuracy by representation "
                                      "(HyperGVL Table 4 layout)")
@@ -407,7 +437,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             rep_model.change(reps, [rep_set, rep_model], outs, api_name=False)
 
         with gr.Tab("Router", id="tab-router"):
-            rt_set = gr.Radio(set_choices(), value=public, label="Test set", elem_id="rt-set")
+            rt_set = gr.Radio(set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rt-set")
             rt_table = gr.Dataframe(interactive=False, elem_id="rt-table", label="Routed results: one pair per problem")
             rt_fig = gr.Image(label="Router vs Rand vs Top vs oracle (Fig. 5 style)", type="filepath", elem_id="rt-fig")
             rt_set.change(routed, rt_set, [rt_table, rt_fig], api_name=False)
@@ -505,6 +535,9 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             return (*[text.get(k, "") for k in HNN_SECTIONS], figures, *heat, *routed(public),
                     *browser.show(public, TASK_CODES[0], ALL, ALL, "n_set", "enc_hy", 1))
 
+        # a fresh page shows the table as stored now (computed once per store version, then cached)
+        app.load(lambda: lb(public, list(MODEL_TYPES) + ["baseline"], "both", ALL, ALL, ALL, ALL, DEFAULT_COLUMNS),
+                 None, lb_table, api_name=False, queue=False)
         app.load(on_load, None, [*hnn_md.values(), hnn_gallery, *outs, rt_table, rt_fig, br_image, br_prompt, br_answer,
                                  br_note], api_name=False)
     return app
@@ -517,8 +550,13 @@ def _num(v) -> str:
 def launch(service: Service, *, port: int | None = None, oauth: bool = False, prevent_thread_lock: bool = False,
            quiet: bool = False) -> tuple[gr.Blocks, str]:
     """Launch the app; returns the Blocks (``.close()`` stops it) and its local URL."""
+    import os
+
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
     data = service.config.data_dir
+    # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
+    # which let any local client choose its submitter identity): only the configured proxies, none by default
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(service.config.trusted_proxies)
     # Only figures and the two downloads may be served; the hidden build, the seeds, uploads and runs never.
     _, url, _ = app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
@@ -528,17 +566,29 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     return app, url
 
 
-def main() -> None:
-    import os
+def start(service: Service) -> dict:
+    """What the app does before it serves: build the test sets, seed the baselines (first start only), and re-grade
+    the entries an older scorer version graded (:mod:`space.rescore`); returns the re-grade report."""
+    from .rescore import rescore
 
-    config = SpaceConfig.from_env()
-    service = make_service(config)
     current_sets(service)
-    if config.seed_baselines:
+    if service.config.seed_baselines:
         from .seed import seed
 
         print("seeding the baselines (first start only) ...", flush=True)
         seed(service)
+    report = rescore(service)
+    if report["regraded"] or report["kept"]:
+        print(f"scorer version {report['version']}: re-graded {len(report['regraded'])} entries, kept "
+              f"{len(report['kept'])} without raw records", flush=True)
+    return report
+
+
+def main() -> None:
+    import os
+
+    service = make_service(SpaceConfig.from_env())
+    start(service)
     launch(service, oauth=bool(os.environ.get("OAUTH_CLIENT_ID")))
 
 

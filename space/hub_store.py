@@ -262,6 +262,19 @@ class HubStore(Store):
 
         self._transact(decide, repo=self.results_repo, message=f"Add {entry.model} ({entry.track}) on {entry.testset}")
 
+    def update_entry(self, entry: Entry) -> None:
+        def decide(view):
+            paths = [p for p, e in view.results.items() if e.id == entry.id and _visible(p, e, view.requests)]
+            if not paths:
+                raise KeyError(f"no entry {entry.id!r}")
+            old = view.results[paths[0]]
+            if (*entry_key(old), old.upload_sha256) != (*entry_key(entry), entry.upload_sha256):
+                raise ValueError(f"entry {entry.id!r}: a re-grade keeps its model, revision, test set, track and upload")
+            return {paths[0]: entry.to_doc()}, None
+
+        self._transact(decide, repo=self.results_repo, check=[self.requests_repo],
+                       message=f"Re-grade {entry.model} ({entry.track}) on {entry.testset}")
+
     def add_request(self, request: Request) -> None:
         path = request_path(request.id)
 

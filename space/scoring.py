@@ -3,7 +3,10 @@ once, and re-score every raw response with the ``hypergvl_accuracy`` metric agai
 
 Nothing a user sends is trusted or executed: only ``samples.jsonl`` lines (JSON objects with a string ``id`` and a
 string ``response``) are read; submitted ``correct``/``parsed`` fields and ``results.json`` scores are ignored. A
-``results.json`` in a zip is read only to check that the run was answered on the set it is submitted to.
+``results.json`` in a zip is read only to check that the run was answered on the set it is submitted to, and its
+``provenance`` is kept with the entry. Every entry records the scorer version that graded it
+(:data:`hypergvl_dataset.answers.SCORER_VERSION`, :func:`scoring_provenance`); ``python -m space.rescore`` re-grades
+entries of an older version from their kept raw upload.
 
 Per-sample verdicts are kept as *cells*: counts ``[task, text rep, visual rep, scale, source, samples, correct,
 unparsed]`` (indices into :data:`AXES`), at most 12 x 7 x 6 x 3 x 2 rows per entry. Every filtered leaderboard
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import stat
 import zipfile
 from dataclasses import dataclass
@@ -53,31 +57,70 @@ class Limits:
     max_lines: int = 100_000               # a full submission is 84,000 lines
     max_line_bytes: int = 256 * 2 ** 10
     max_response_chars: int = 64 * 2 ** 10
+    max_depth: int = 32                    # JSON nesting of one line (the record is level 1)
 
 
 # ================================================================================================ reading
 def read_upload(path: str | Path, limits: Limits = Limits()) -> tuple[list[dict], dict | None, str]:
     """``(records, results_json_or_None, sha256_of_the_file)`` of a ``.jsonl`` file or a ``.zip`` of a
-    ``hypergvl evaluate`` output folder. Records keep only ``id`` and ``response`` plus ``line``."""
+    ``hypergvl evaluate`` output folder. Records keep only ``id``, ``response`` (and ``reference``) plus ``line``.
+
+    Streaming: the file is hashed in blocks and ``samples.jsonl`` is read one bounded line at a time, every limit
+    (bytes, unpacked bytes, lines, line length, nesting, zip entries) checked as it is read, so the work and the
+    memory an upload costs are bounded by what is kept (the records), never by what it claims or unpacks to."""
     path = Path(path)
     size = path.stat().st_size
     if size > limits.max_bytes:
         raise SubmissionError(f"the upload is {size:,} bytes; the limit is {limits.max_bytes:,}")
-    data = path.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
-    if data[:2] == b"PK":
-        samples, results = _read_zip(data, limits)
-    else:
-        samples, results = data, None
-    return parse_samples(samples, limits), results, sha
-
-
-def _read_zip(data: bytes, limits: Limits) -> tuple[bytes, dict | None]:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        head = f.read(4)
+        h.update(head)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if head[:2] != b"PK":
+        with open(path, "rb") as f:
+            return parse_stream(f, limits), None, h.hexdigest()
+    _check_zip_directory(path, limits)
     try:
-        z = zipfile.ZipFile(io.BytesIO(data))
-        infos = z.infolist()
-    except (zipfile.BadZipFile, ValueError) as exc:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise SubmissionError(f"the zip is damaged: {exc}") from None
+    with z:
+        samples, results = _zip_members(z, limits)
+        try:
+            with z.open(samples) as stream:
+                records = parse_stream(stream, limits, unpacked=limits.max_unzipped_bytes)
+        except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+            raise SubmissionError(f"zip entry {samples.filename!r} cannot be unpacked: {exc}") from None
+    return records, results, h.hexdigest()
+
+
+def _check_zip_directory(path: Path, limits: Limits) -> None:
+    """Count a zip's entries from its end-of-central-directory record before ``zipfile`` reads the directory (a
+    64 MiB upload could otherwise list a million entries, each parsed into an object)."""
+    with open(path, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - (22 + 0xFFFF)))
+        tail = f.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        raise SubmissionError("the zip is damaged: no end of central directory")
+    entries = int.from_bytes(tail[at + 10:at + 12], "little")
+    directory = int.from_bytes(tail[at + 12:at + 16], "little")
+    if entries == 0xFFFF or directory == 0xFFFFFFFF:
+        raise SubmissionError("the zip is a zip64 archive; an evaluate folder zips without it")
+    if entries > limits.max_zip_members:
+        raise SubmissionError(f"the zip holds {entries} entries; the limit is {limits.max_zip_members}")
+    if directory > 4096 * (limits.max_zip_members + 1):
+        raise SubmissionError(f"the zip's central directory is {directory:,} bytes; it lists at most "
+                              f"{limits.max_zip_members} entries")
+
+
+def _zip_members(z: zipfile.ZipFile, limits: Limits) -> tuple[zipfile.ZipInfo, dict]:
+    """The ``samples.jsonl`` entry and the parsed ``results.json`` of an evaluate folder's zip (both required)."""
+    infos = z.infolist()
     if len(infos) > limits.max_zip_members:
         raise SubmissionError(f"the zip holds {len(infos)} entries; the limit is {limits.max_zip_members}")
     files: dict[str, zipfile.ZipInfo] = {}
@@ -106,45 +149,70 @@ def _read_zip(data: bytes, limits: Limits) -> tuple[bytes, dict | None]:
                               "same evaluate command so it merges them into samples.jsonl")
     if "samples.jsonl" not in files:
         raise SubmissionError("the zip has no samples.jsonl (zip the folder `hypergvl evaluate --out` wrote)")
-
-    def read(info: zipfile.ZipInfo, cap: int) -> bytes:
+    if "results.json" not in files:
+        raise SubmissionError("the zip has no results.json: zip the whole folder `hypergvl evaluate --out` wrote "
+                              "(its results.json shows the set the run answered), or upload samples.jsonl alone")
+    info = files["results.json"]
+    cap = RESULTS_JSON_BYTES
+    try:
         with z.open(info) as f:
-            out = f.read(cap + 1)
-        if len(out) > cap:
-            raise SubmissionError(f"zip entry {info.filename!r} is larger than it claims")
-        return out
+            raw = f.read(cap + 1)
+    except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        raise SubmissionError(f"zip entry {info.filename!r} cannot be unpacked: {exc}") from None
+    if len(raw) > cap:
+        raise SubmissionError(f"results.json in the zip is larger than {cap:,} bytes")
+    try:
+        results = json.loads(raw)
+        if not isinstance(results, dict):
+            raise ValueError("not an object")
+    except RecursionError:
+        raise SubmissionError("results.json in the zip is nested too deep") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"results.json in the zip is not a JSON object ({exc})") from None
+    return files["samples.jsonl"], results
 
-    samples = read(files["samples.jsonl"], limits.max_unzipped_bytes)
-    results = None
-    if "results.json" in files:
-        try:
-            results = json.loads(read(files["results.json"], 4 * 2 ** 20))
-            if not isinstance(results, dict):
-                raise ValueError("not an object")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise SubmissionError(f"results.json in the zip is not a JSON object ({exc})") from None
-    return samples, results
+
+RESULTS_JSON_BYTES = 4 * 2 ** 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def parse_samples(data: bytes, limits: Limits = Limits()) -> list[dict]:
-    """Validate ``samples.jsonl`` line by line: errors name the line and the field."""
+    """Validate ``samples.jsonl`` (bytes) line by line: errors name the line and the field."""
+    return parse_stream(io.BytesIO(data), limits)
+
+
+def parse_stream(stream, limits: Limits = Limits(), *, unpacked: int | None = None) -> list[dict]:
+    """:func:`parse_samples` of a binary stream, read one line (at most ``max_line_bytes``) at a time: more than
+    ``max_lines`` lines, a longer line or more than ``unpacked`` bytes in all stop the reading there."""
     records, first_line = [], {}
-    lines = data.split(b"\n")
-    if len(lines) > limits.max_lines + 1:
-        raise SubmissionError(f"samples.jsonl has more than {limits.max_lines:,} lines")
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        if len(raw) > limits.max_line_bytes:
+    total, n = 0, 0
+    while True:
+        raw = stream.readline(limits.max_line_bytes + 2)
+        if not raw:
+            break
+        n += 1
+        total += len(raw)
+        if n > limits.max_lines:
+            raise SubmissionError(f"samples.jsonl has more than {limits.max_lines:,} lines")
+        if unpacked is not None and total > unpacked:
+            raise SubmissionError(f"the zip unpacks to more than {unpacked:,} bytes")
+        line = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
+        if len(line) > limits.max_line_bytes:
             raise SubmissionError(f"line {n}: longer than {limits.max_line_bytes:,} bytes")
+        if not line.strip():
+            continue
         try:
-            rec = json.loads(raw.decode("utf-8"))
+            rec = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
             raise SubmissionError(f"line {n}: not UTF-8 text") from None
+        except RecursionError:
+            raise SubmissionError(f"line {n}: nested deeper than {limits.max_depth} levels") from None
         except ValueError as exc:
             raise SubmissionError(f"line {n}: not JSON ({exc})") from None
         if not isinstance(rec, dict):
             raise SubmissionError(f"line {n}: expected a JSON object, got {type(rec).__name__}")
+        if not _shallow(rec, limits.max_depth):
+            raise SubmissionError(f"line {n}: nested deeper than {limits.max_depth} levels")
         for key in ("id", "response"):
             if key not in rec:
                 raise SubmissionError(f"line {n}: field {key!r} is missing")
@@ -152,16 +220,35 @@ def parse_samples(data: bytes, limits: Limits = Limits()) -> list[dict]:
                 raise SubmissionError(f"line {n}: field {key!r} must be a string, got {_kind(rec[key])}")
         if len(rec["response"]) > limits.max_response_chars:
             raise SubmissionError(f"line {n}: field 'response' is longer than {limits.max_response_chars:,} characters")
-        if rec["id"] in first_line:
-            raise SubmissionError(f"line {n}: sample {rec['id']!r} appears twice (first on line {first_line[rec['id']]})")
-        first_line[rec["id"]] = n
         kept = {"id": rec["id"], "response": rec["response"], "line": n}
         if isinstance(rec.get("reference"), str):
             kept["reference"] = rec["reference"]
+        if b"\\u" in line or b"\\U" in line:  # only a \u escape can spell a lone surrogate in UTF-8 text
+            for key, value in kept.items():
+                m = _SURROGATE.search(value) if isinstance(value, str) else None
+                if m:
+                    raise SubmissionError(f"line {n}: field {key!r} holds an unpaired surrogate "
+                                          f"(U+{ord(m.group()):04X} at character {m.start() + 1}); a JSON string "
+                                          "escapes a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+        if rec["id"] in first_line:
+            raise SubmissionError(f"line {n}: sample {rec['id']!r} appears twice (first on line {first_line[rec['id']]})")
+        first_line[rec["id"]] = n
         records.append(kept)
     if not records:
         raise SubmissionError("samples.jsonl holds no samples")
     return records
+
+
+def _shallow(rec: dict, limit: int) -> bool:
+    """Whether no value of ``rec`` nests deeper than ``limit`` levels (the record itself is level 1)."""
+    stack = [(v, 2) for v in rec.values() if isinstance(v, (dict, list))]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return False
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return True
 
 
 def _kind(value) -> str:
@@ -173,18 +260,19 @@ def _kind(value) -> str:
 class SampleIndex:
     """What the server knows about every meta problem of a test set: task, scale, source and reference."""
 
-    def __init__(self, meta: dict[str, tuple[int, int, int, str]], build_sha256: str):
+    def __init__(self, meta: dict[str, tuple[int, int, int, str]], build_sha256: str, *, public: bool = False):
         self.meta, self.build_sha256 = meta, build_sha256  # meta id -> (task, scale, source indices, reference)
+        self.public = public  # a public set's references are published: an upload's own may be compared with them
 
     @classmethod
-    def from_build(cls, build: str, build_sha256: str) -> "SampleIndex":
+    def from_build(cls, build: str, build_sha256: str, *, public: bool = False) -> "SampleIndex":
         from evaluators.harness import load_rows
 
         rows = load_rows(build, build_sha256).select_columns(["id", "task", "scale", "source", "reference"])
         t, s, o = ({v: i for i, v in enumerate(AXES[a])} for a in ("task", "scale", "source"))
         meta = {m: (t[task], s[scale], o[source], ref) for m, task, scale, source, ref in
                 zip(rows["id"], rows["task"], rows["scale"], rows["source"], rows["reference"])}
-        return cls(meta, build_sha256)
+        return cls(meta, build_sha256, public=public)
 
     def required(self, track: str) -> int:
         """How many samples a complete submission of ``track`` has."""
@@ -194,7 +282,9 @@ class SampleIndex:
 
 def check_selection(records: list[dict], index: SampleIndex, track: str) -> list[tuple[int, int, int]]:
     """The (meta, text, visual) indices of every record; :class:`SubmissionError` for an unknown sample id, a sample
-    outside the track, a routed problem answered twice, or a missing sample."""
+    outside the track, a routed problem answered twice, or a missing sample: decided by the ids and counts alone.
+    On a public set an uploaded ``reference`` must also equal the set's (an answer from another build); on a hidden
+    set it is ignored, so no refusal depends on the hidden references."""
     texts = {v: i for i, v in enumerate(AXES["text_rep"])}
     visuals = {v: i for i, v in enumerate(AXES["visual_rep"])}
     allowed = {"vision": set(VISUAL_REPS), "text-only": {TEXT_ONLY}, "routed": set(VISUAL_REPS) | {TEXT_ONLY}}[track]
@@ -212,7 +302,8 @@ def check_selection(records: list[dict], index: SampleIndex, track: str) -> list
                 raise SubmissionError(f"line {rec['line']}: problem {meta} is answered twice (also on line "
                                       f"{seen_meta[meta]}); a routed run answers one pair per problem")
             seen_meta[meta] = rec["line"]
-        if "reference" in rec and rec["reference"] != index.meta[meta][3]:
+        # a hidden set's references are compared with nothing the upload holds (only the score uses them)
+        if index.public and "reference" in rec and rec["reference"] != index.meta[meta][3]:
             raise SubmissionError(f"line {rec['line']}: sample {rec['id']!r} was answered on another build (its "
                                   "reference differs from this test set's)")
         out.append((meta, texts[text], visuals[visual]))
@@ -251,6 +342,38 @@ def check_results_json(results: dict | None, served_sha256: str, track: str) -> 
 
 
 # ================================================================================================ scoring
+PROVENANCE_BYTES = 16 * 2 ** 10
+
+
+def scorer_version() -> str:
+    """The grading rules' version the server scores with now."""
+    from hypergvl_dataset.answers import SCORER_VERSION
+
+    return str(SCORER_VERSION)
+
+
+def scoring_provenance() -> dict:
+    """What graded an entry: the scorer version and the server's provenance (commit, package versions)."""
+    from hypergvl_dataset.provenance import provenance
+
+    version = scorer_version()
+    return {"scorer_version": version, **provenance({"metric": "hypergvl_accuracy", "scorer_version": version})}
+
+
+def submitted_provenance(results: dict | None) -> dict:
+    """The ``provenance`` object of a submitted ``results.json``, kept as given when it is a JSON object of at most
+    :data:`PROVENANCE_BYTES`; ``{}`` otherwise (it is informative and never trusted)."""
+    doc = (results or {}).get("provenance")
+    if not isinstance(doc, dict):
+        return {}
+    try:
+        text = json.dumps(doc, ensure_ascii=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return {}
+    return doc if len(text) <= PROVENANCE_BYTES else {}
+
+
 _METRIC = None
 
 

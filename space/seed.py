@@ -6,6 +6,8 @@ On every current test set: ``baseline:symbolic`` and ``baseline:random`` on the 
 router enters through a submission). Idempotent: entries already stored are skipped."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .service import Service, current_sets
 from .store import DuplicateError, entry_key
 from .testsets import PUBLIC
@@ -16,6 +18,12 @@ ROUTED = (("baseline:symbolic", "rand", "rand:0"), ("baseline:symbolic", "top", 
           ("baseline:symbolic", "oracle", "oracle:{exhaustive}"))
 
 
+def run_dir(service: Service, testset: str, model: str, track: str) -> Path:
+    """The folder the seeding ran ``model`` on ``track`` of ``testset`` in (its samples.jsonl is the raw record)."""
+    folder = f"routed-{track.partition(':')[2]}" if track.startswith("routed:") else track
+    return service.config.data_dir / "runs" / "seed" / testset / f"{model.replace(':', '-')}-{folder}"
+
+
 def seed(service: Service) -> int:
     """Evaluate and store the missing baseline entries; returns how many were added."""
     from .worker import evaluate_to_entry
@@ -24,12 +32,12 @@ def seed(service: Service) -> int:
     have = {entry_key(e) for e in service.entries()}
     runs = service.config.data_dir / "runs" / "seed"
     added = 0
-    jobs = [(s, m, track, None, track) for s in sets.values() for m, track, _ in BASELINES]
-    jobs += [(sets[PUBLIC], m, f"routed:{policy}", spec, f"routed-{policy}") for m, policy, spec in ROUTED]
-    for testset, model, track, routing, folder in jobs:
+    jobs = [(s, m, track, None) for s in sets.values() for m, track, _ in BASELINES]
+    jobs += [(sets[PUBLIC], m, f"routed:{policy}", spec) for m, policy, spec in ROUTED]
+    for testset, model, track, routing in jobs:
         if (model, "builtin", testset.name, track) in have:
             continue
-        out = runs / testset.name / f"{model.replace(':', '-')}-{folder}"
+        out = run_dir(service, testset.name, model, track)
         if routing and "{exhaustive}" in routing:  # the oracle reads an exhaustive run (resumed if it exists)
             from evaluators.harness import evaluate_model
 

@@ -5,18 +5,21 @@
 ``benchmarks/space.py`` drive it directly. Submitted scores are never trusted (:mod:`space.scoring`)."""
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
+import shutil
 import threading
 import time
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from .scoring import (POLICIES, TRACKS, Limits, SubmissionError, check_results_json, dense, read_upload, score,
-                      summarise_many)
+                      scorer_version, scoring_provenance, submitted_provenance, summarise_many)
 from .store import DuplicateError, Entry, Request, SQLiteStore, Store
 from .testsets import HIDDEN, PUBLIC, TestSets
 
@@ -33,10 +36,16 @@ class SpaceConfig:
     data_dir: Path = Path(__file__).resolve().parent / ".data"
     public_seed: int = 0
     per_task: int = 4
-    hidden_seed: int | None = None
+    hidden_seed: int | None = field(default=None, repr=False)  # a secret: never in a repr, a log or an error
     limits: Limits = Limits()
     rate_limit: int = 5                 # submissions and requests per submitter per window
     rate_window_s: float = 24 * 3600.0
+    reject_limit: int = 20              # rejected uploads and requests per submitter per window (a limit of their own)
+    hidden_min_problems: int = 10       # a published hidden-set number aggregates at least this many problems
+    hidden_round: float = 1.0           # hidden-set numbers are published rounded to this many points
+    hidden_margin: float = 1.0          # Ladder: a submitter's new hidden score shows only above its best + this
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client (uvicorn's rule)
+    anonymous_uploads: bool = True      # without a Hub login, the peer address is the submitter
     request_prefixes: tuple[str, ...] = ("hf", "openai", "baseline")
     claim_ttl_s: float = 600.0
     study_dirs: tuple[Path, ...] = ()
@@ -49,15 +58,54 @@ class SpaceConfig:
         deployed = bool(env.get("SPACE_ID"))
         # a Space with persistent storage mounts it at /data; elsewhere the data stays beside the app
         default_data = Path("/data/hypergvl") if deployed and Path("/data").is_dir() else here / ".data"
-        return cls(
+        proxies = env.get("HYPERGVL_TRUSTED_PROXIES", "")
+        anonymous = env.get("HYPERGVL_ANONYMOUS_UPLOADS", "")
+        if anonymous not in ("", "0", "1"):
+            raise ValueError("HYPERGVL_ANONYMOUS_UPLOADS must be 0 or 1")
+        cfg = cls(
             data_dir=Path(env.get("HYPERGVL_SPACE_DATA", default_data)),
             public_seed=int(env.get("HYPERGVL_PUBLIC_SEED", 0)), per_task=int(env.get("HYPERGVL_PER_TASK", 4)),
-            hidden_seed=int(env["HYPERGVL_HIDDEN_SEED"]) if env.get("HYPERGVL_HIDDEN_SEED") else None,
+            hidden_seed=_secret_seed(env.get("HYPERGVL_HIDDEN_SEED")),
             rate_limit=int(env.get("HYPERGVL_RATE_LIMIT", 5)),
             rate_window_s=float(env.get("HYPERGVL_RATE_WINDOW_S", 24 * 3600)),
+            reject_limit=int(env.get("HYPERGVL_REJECT_LIMIT", 20)),
+            hidden_min_problems=int(env.get("HYPERGVL_HIDDEN_MIN_PROBLEMS", 10)),
+            hidden_round=float(env.get("HYPERGVL_HIDDEN_ROUND", 1.0)),
+            hidden_margin=float(env.get("HYPERGVL_HIDDEN_MARGIN", 1.0)),
+            trusted_proxies=tuple(p.strip() for p in proxies.split(",") if p.strip()),
+            anonymous_uploads=anonymous == "1" if anonymous else not deployed,
             request_prefixes=("hf", "openai") if deployed else ("hf", "openai", "baseline"),
             study_dirs=tuple(Path(p) for p in studies.split(os.pathsep)) if studies else (here / "seed_studies",),
         )
+        if cfg.hidden_min_problems < 1 or cfg.hidden_round < 0 or cfg.hidden_margin < 0:
+            raise ValueError("HYPERGVL_HIDDEN_MIN_PROBLEMS must be at least 1, HYPERGVL_HIDDEN_ROUND and "
+                             "HYPERGVL_HIDDEN_MARGIN at least 0")
+        return cfg
+
+
+def _secret_seed(text: str | None) -> int | None:
+    """``$HYPERGVL_HIDDEN_SEED`` as an integer; the error never repeats the value (it is a secret)."""
+    if not text:
+        return None
+    try:
+        seed = int(text.strip())
+    except ValueError:
+        raise ValueError("HYPERGVL_HIDDEN_SEED is not a decimal integer (its value is not shown: it is a secret)") \
+            from None
+    if seed < 0:
+        raise ValueError("HYPERGVL_HIDDEN_SEED must not be negative (its value is not shown: it is a secret)")
+    return seed
+
+
+# characters that render as nothing or reorder the text around them: a name holding one can look like another's
+_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def _visible_text(what: str, text: str) -> None:
+    for i, c in enumerate(text, 1):
+        if unicodedata.category(c) in _INVISIBLE or (c.isspace() and c != " "):
+            raise SubmissionError(f"{what} holds an invisible or direction-changing character (U+{ord(c):04X} at "
+                                  f"character {i}); names are shown as typed, so they must look like what they are")
 
 
 @dataclass
@@ -79,6 +127,8 @@ class Submission:
             raise SubmissionError("the model name is empty")
         if len(name) > 120 or any(ord(c) < 32 for c in name):
             raise SubmissionError("the model name must be at most 120 printable characters")
+        name = unicodedata.normalize("NFC", name)
+        _visible_text("the model name", name)
         self.model = name
         if self.model_type not in MODEL_TYPES:
             raise SubmissionError(f"model type must be one of {', '.join(MODEL_TYPES)}")
@@ -115,6 +165,8 @@ class Service:
                                      hidden_seed=config.hidden_seed)
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
+        self._rejected: dict[str, list[float]] = {}  # submitter -> times of its rejected uploads and requests
+        self._rejected_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------ submissions
     def _rate_check(self, submitter: str) -> None:
@@ -124,37 +176,81 @@ class Service:
             raise RateLimited(f"rate limit: at most {self.config.rate_limit} submissions per {hours:g} h; "
                               "try again later")
 
+    def _rejections(self, submitter: str, *, add: bool = False) -> int:
+        """This process's count of ``submitter``'s rejected uploads and requests in the rate window."""
+        now = time.time()
+        with self._rejected_lock:
+            times = [t for t in self._rejected.get(submitter, ()) if t >= now - self.config.rate_window_s]
+            if add:
+                times.append(now)
+            self._rejected[submitter] = times
+            return len(times)
+
+    def _counted(self, submitter: str, work):
+        """``work()``, refused outright once ``submitter`` has ``reject_limit`` rejections in the window; a
+        rejection (anything but the rate limit itself) counts toward that limit."""
+        if self._rejections(submitter) >= self.config.reject_limit:
+            hours = self.config.rate_window_s / 3600
+            raise RateLimited(f"rate limit: at most {self.config.reject_limit} rejected uploads or requests per "
+                              f"{hours:g} h; try again later")
+        try:
+            return work()
+        except RateLimited:
+            raise
+        except Exception:
+            self._rejections(submitter, add=True)
+            raise
+
     def submit_upload(self, path: str | Path, sub: Submission, submitter: str) -> Entry:
         """Validate, re-score and store an upload as one FINISHED entry; nothing is stored when it fails."""
+        return self._counted(submitter, lambda: self._submit_upload(path, sub, submitter))
+
+    def _submit_upload(self, path: str | Path, sub: Submission, submitter: str) -> Entry:
         sub.check()
         testset = self._testset(sub.testset)
         self._rate_check(submitter)
         records, results, sha = read_upload(path, self.config.limits)
         check_results_json(results, testset.served_sha256, sub.track)
         scored = score(records, self.sets.index(testset.name), sub.track)
-        self._keep_upload(path, sha)
+        self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link,
                       scores=scored.scores, cells=scored.cells, num_samples=scored.num_samples,
-                      dataset_sha256=testset.served_sha256, origin="upload", submitter=submitter, upload_sha256=sha)
+                      dataset_sha256=testset.served_sha256, origin="upload", submitter=submitter, upload_sha256=sha,
+                      raw_sha256=sha, scorer_version=scorer_version(), provenance=scoring_provenance(),
+                      submitted_provenance=submitted_provenance(results))
         try:
             self.store.add_entry(entry)
         except DuplicateError as exc:
             raise SubmissionError(str(exc)) from None
         return entry
 
-    def _keep_upload(self, path: str | Path, sha: str) -> None:
-        """The raw upload, content-addressed (so a crash before the store's commit leaves only a harmless file)."""
-        folder = self.config.data_dir / "uploads"
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / sha
+    def raw_path(self, sha: str) -> Path:
+        return self.config.data_dir / "uploads" / sha
+
+    def keep_raw(self, path: str | Path, sha: str | None = None) -> str:
+        """Keep raw records (an upload, a worker's samples.jsonl) content-addressed under ``<data>/uploads``, so an
+        entry can be re-graded from them; returns their sha256. A crash before the store's commit leaves only a
+        harmless file."""
+        if sha is None:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            sha = h.hexdigest()
+        target = self.raw_path(sha)
+        target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
-            tmp = folder / f".{sha}.tmp-{os.getpid()}-{threading.get_ident()}"
-            tmp.write_bytes(Path(path).read_bytes())
+            tmp = target.with_name(f".{sha}.tmp-{os.getpid()}-{threading.get_ident()}")
+            shutil.copyfile(path, tmp)
             os.replace(tmp, target)
+        return sha
 
     def request(self, sub: Submission, submitter: str) -> Request:
         """Queue a PENDING evaluation of a model the worker can run (``hf:<hub id>``, ``openai:<name>``)."""
+        return self._counted(submitter, lambda: self._request(sub, submitter))
+
+    def _request(self, sub: Submission, submitter: str) -> Request:
         spec = (sub.model or "").strip()
         if ":" not in spec and _HUB_ID.match(spec):
             spec = f"hf:{spec}"
@@ -206,7 +302,24 @@ class Service:
 
     def leaderboard_rows(self, testset: str, *, tracks=("vision", "text-only"), model_types=None, scale=None,
                          source=None, text_rep=None, visual_rep=None) -> list[dict]:
-        """Table 3 rows (one per entry) for the filters: per-task accuracy, Avg.U, Avg.R over the matching cells."""
+        """Table 3 rows (one per entry) for the filters: per-task accuracy, Avg.U, Avg.R over the matching cells.
+
+        A hidden set is published under :meth:`published` only: no filter (refused), numbers aggregating at least
+        ``hidden_min_problems`` problems, rounded, and each submitter's scores moving by the Ladder's rule."""
+        if self._testset(testset).kind == HIDDEN:
+            if any(v is not None for v in (scale, source, text_rep, visual_rep)):
+                raise SubmissionError("the hidden set is shown over all its problems and representations only: a "
+                                      "scale, source or representation filter would isolate single problems")
+            key = ("hidden-lb", testset, tuple(tracks), tuple(model_types or ()))
+
+            def hidden(entries):
+                shown = self.published(testset)
+                rows = [{"entry": e, **shown[e.id]} for e in entries if e.testset == testset and e.track in tracks
+                        and (not model_types or e.model_type in model_types)]
+                rows.sort(key=lambda r: (r["accuracy"] is None, -(r["accuracy"] or 0.0)))
+                return rows
+
+            return self.view(key, hidden)
         key = ("lb", testset, tuple(tracks), tuple(model_types or ()), scale, source, text_rep, visual_rep)
 
         def chosen(entries):
@@ -225,6 +338,52 @@ class Service:
             return rows
 
         return self.view(key, compute)
+
+    def published(self, testset: str) -> dict[str, dict]:
+        """What the leaderboard shows of each entry of a hidden set, by entry id (Blum and Hardt's Ladder, 2015):
+        a submitter's entries in the order they arrived; an entry's numbers are shown only when its accuracy beats
+        the best shown so far for that submitter on this set by ``hidden_margin`` points (the first always), and
+        then rounded to ``hidden_round`` points; a number aggregating fewer than ``hidden_min_problems`` problems
+        (a task's column on a small set) is never shown. The server's own baselines are shown as they score."""
+        def compute(entries):
+            ts = self.sets.get(testset)
+            cfg = self.config
+            best: dict[str, float] = {}
+            out = {}
+            for e in entries:
+                if e.testset != testset:
+                    continue
+                (s,) = summarise_many([e.cells])
+                if e.origin != "seed":
+                    acc = _rounded(s["accuracy"], cfg.hidden_round)
+                    if e.submitter in best and not acc > best[e.submitter] + cfg.hidden_margin:
+                        out[e.id] = {"per_task": {}, "avg_u": None, "avg_r": None, "accuracy": None, "shown": False}
+                        continue
+                    best[e.submitter] = acc
+                problems = ts.per_task  # every task of a set has per_task problems
+
+                def shown(value, n):
+                    return None if value is None or n < cfg.hidden_min_problems else _rounded(value, cfg.hidden_round)
+
+                out[e.id] = {"per_task": {t: shown(v, problems) for t, v in s["per_task"].items()
+                                          if shown(v, problems) is not None},
+                             "avg_u": shown(s["avg_u"], 6 * problems), "avg_r": shown(s["avg_r"], 6 * problems),
+                             "accuracy": shown(s["accuracy"], 12 * problems), "shown": True}
+            return out
+
+        return self.view(("published", testset), compute)
+
+    def shown_scores(self, entry: Entry) -> dict | None:
+        """The numbers the leaderboard shows of ``entry`` (a hidden set's under :meth:`published`); None when the
+        Ladder withholds them."""
+        if self._testset(entry.testset).kind != HIDDEN:
+            return {**entry.scores, "shown": True}
+        shown = self.published(entry.testset).get(entry.id)
+        return shown if shown and shown["shown"] else None
+
+
+def _rounded(value: float, step: float) -> float:
+    return float(value) if step <= 0 else float(round(value / step) * step)
 
 
 def current_sets(service: Service) -> dict[str, object]:

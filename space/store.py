@@ -66,6 +66,10 @@ class Entry:
     upload_sha256: str | None = None
     created: float = field(default_factory=time.time)
     id: str = field(default_factory=new_id)
+    scorer_version: str = "1"  # the grading rules that scored it; entries stored before versions existed are "1"
+    raw_sha256: str | None = None  # the kept raw records (<data>/uploads/<sha256>) it can be re-graded from
+    provenance: dict = field(default_factory=dict)  # of the scoring (space.scoring.scoring_provenance)
+    submitted_provenance: dict = field(default_factory=dict)  # the submitter's results.json provenance, as given
 
     @property
     def text_only(self) -> bool:
@@ -147,6 +151,11 @@ class Store(ABC):
     @abstractmethod
     def entries(self) -> list[Entry]:
         """Every stored entry, oldest first."""
+
+    @abstractmethod
+    def update_entry(self, entry: Entry) -> None:
+        """Replace the stored entry with ``entry``'s id (a re-grade: new scores, cells and scorer version; its key
+        and upload unchanged); KeyError when no entry has that id."""
 
     @abstractmethod
     def version(self) -> str:
@@ -275,6 +284,16 @@ class SQLiteStore(Store):
     def add_entry(self, entry: Entry) -> None:
         with self._write() as db:
             self._insert_entry(db, entry)
+
+    def update_entry(self, entry: Entry) -> None:
+        with self._write() as db:
+            old = db.execute("SELECT model, revision, testset, track, upload_sha256 FROM entries WHERE id = ?",
+                             (entry.id,)).fetchone()
+            if old is None:
+                raise KeyError(f"no entry {entry.id!r}")
+            if tuple(old) != (*entry_key(entry), entry.upload_sha256):
+                raise ValueError(f"entry {entry.id!r}: a re-grade keeps its model, revision, test set, track and upload")
+            db.execute("UPDATE entries SET doc = ? WHERE id = ?", (json.dumps(entry.to_doc()), entry.id))
 
     def entries(self) -> list[Entry]:
         rows = self._db().execute("SELECT doc FROM entries ORDER BY created, id").fetchall()

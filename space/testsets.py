@@ -172,7 +172,7 @@ class TestSets:
         with self._lock:
             if name not in self._indexes:
                 s = self.get(name)
-                self._indexes[name] = SampleIndex.from_build(s.build, s.build_sha256)
+                self._indexes[name] = SampleIndex.from_build(s.build, s.build_sha256, public=s.kind == PUBLIC)
             return self._indexes[name]
 
 

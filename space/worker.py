@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from .scoring import parse_samples, score
+from .scoring import parse_samples, score, scorer_version, scoring_provenance
 from .service import Service, SpaceConfig
 from .store import Entry, Request
 
@@ -40,8 +40,10 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
                    routing=routing, model_options=model_options, progress=False)
     records = parse_samples((out / LOG).read_bytes(), service.config.limits)
     scored = score(records, service.sets.index(testset.name), kind)
+    raw = service.keep_raw(out / LOG)  # what a re-grade under a new scorer version reads
     return Entry(model=meta.pop("name", model), testset=testset.name, track=track, scores=scored.scores,
-                 cells=scored.cells, num_samples=scored.num_samples, dataset_sha256=testset.served_sha256, **meta)
+                 cells=scored.cells, num_samples=scored.num_samples, dataset_sha256=testset.served_sha256,
+                 raw_sha256=raw, scorer_version=scorer_version(), provenance=scoring_provenance(), **meta)
 
 
 class Worker:

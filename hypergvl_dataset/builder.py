@@ -74,6 +74,7 @@ class BuildConfig:
     tasks: tuple[str, ...] = TASK_CODES
     rows_per_shard: int = 50
     workers: int = 0  # 0: one per CPU core
+    secret_seed: bool = False  # a hidden set's: never in the card or an error; the manifest is written mode 0600
 
     def __post_init__(self):
         if self.per_task < 1:
@@ -94,7 +95,7 @@ class BuildConfig:
     def settings(self) -> dict:
         """What determines the bytes of the build (not where, nor how many workers)."""
         d = asdict(self)
-        d.pop("out"), d.pop("workers")
+        d.pop("out"), d.pop("workers"), d.pop("secret_seed")
         d.update(sources=list(self.sources), fallback_sources=list(self.fallback_sources), tasks=list(self.tasks),
                  format=BUILD_FORMAT)
         return d
@@ -189,19 +190,27 @@ def _check_out(cfg: BuildConfig) -> None:
             raise UserError(f"--out {out} is a non-empty folder that is not a HyperGVL build; choose another")
         previous = json.loads(manifest.read_text())
         if previous != cfg.settings():
-            raise UserError(f"--out {out} holds a build with other settings ({previous}); use another folder")
+            shown = "" if cfg.secret_seed else f" ({previous})"
+            raise UserError(f"--out {out} holds a build with other settings{shown}; use another folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _atomic_write(manifest, json.dumps(cfg.settings(), indent=2, sort_keys=True) + "\n")
+        _atomic_write(manifest, json.dumps(cfg.settings(), indent=2, sort_keys=True) + "\n",
+                      mode=0o600 if cfg.secret_seed else None)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     for stale in out.glob("data/*/.*.tmp-*"):
         stale.unlink()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to a temporary file and rename it over ``path``; ``mode`` (e.g. 0o600) from the start."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    if mode is None:
+        tmp.write_text(text, encoding="utf-8")
+    else:
+        tmp.unlink(missing_ok=True)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "w", encoding="utf-8") as f:
+            f.write(text)
     os.replace(tmp, path)
 
 
@@ -301,7 +310,7 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
              "# HyperGVL: hypergraph understanding and reasoning for vision-language models", "",
              f"{n_rows} meta problems over {len(cfg.tasks)} tasks; each has 7 textual and 5 visual representations, "
              f"i.e. {35 * n_rows} vision-language QA samples (`hypergvl_dataset.expand`). Built by `hypergvl build` "
-             f"with seed {cfg.seed}, {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}"
+             + ("with a secret seed" if cfg.secret_seed else f"with seed {cfg.seed}") + f", {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}"
              + (f" (falling back to {', '.join(cfg.fallback_sources)})" if cfg.fallback_sources else "") + ".", "",
              "## Loading", "", "```python", "from datasets import load_dataset",
              'ds = load_dataset("hypergvl", split="test")             # all tasks (from this folder\'s parent, or a Hub id)',

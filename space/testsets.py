@@ -146,7 +146,8 @@ class TestSets:
         from hypergvl_dataset.questions import strip_build
 
         work = self.dir / "builds" / f".{kind}-{os.getpid()}-{time.time_ns()}"
-        build(BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers), progress=False)
+        build(BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers,
+                          secret_seed=kind == HIDDEN), progress=False)
         sha = dataset_info(str(work / "full"))["build_sha256"]
         final = self.dir / "builds" / f"{kind}-{sha[:8]}"
         if final.exists():  # the same seed again: the build is the same

@@ -1,13 +1,24 @@
-"""Tolerant parsing of free-form model responses into canonical HyperGVL answers.
+"""Reading free-form model responses as a careful human grader would (scorer version 2).
 
 HyperGVL sec. 3.1: "The LVLMs are required to provide answers in predefined formats, but the factually accurate
-answers with incorrect formats are also considered to be correct after manual review." We replace the manual review
-by a tolerant parser: it reads the text after the last ``Ans:`` (falling back to the whole response), ignores
-``<think>...</think>`` reasoning, and accepts the natural variants (``{v1, v2}``, ``[v1,v2]``, ``v1 and v2``,
-``No neighbors``, ``Yes.``, ``Path: [e0, e1]``). A response from which no answer of the right type can be read is
-*unparsed* (``None``), which the metric reports separately from a wrong answer.
+answers with incorrect formats are also considered to be correct after manual review." Appendix E.2: "Despite there
+is format guidance in the prompt, we perform manual review to accept factually correct answers with minor
+formatting deviations, ensuring evaluation fairness." These functions stand in for that review; the rules are
+written out in ``evaluators/hypergvl_accuracy/README.md`` ("Grading rules") and, in short:
 
-Every function is linear in the response length (no nested quantifiers), so hostile inputs cost bounded time.
+* the answer is read after the last *closed* reasoning block (``<think>...</think>``); a block that never closes
+  (cut at the token limit) leaves the response unparsed;
+* the answer region is the text after the last ``Ans:`` / ``Answer:`` marker (Markdown emphasis and full-width
+  colons allowed), else the whole response, whose last stated answer counts;
+* a region that only repeats the requested format or a placeholder (``[Yes/No]``, ``{v1,v2,...}``,
+  ``Cycle:[e0,e1,…]``), or states two contradicting answers, is unparsed (``None``);
+* integers are whole tokens (never the digits of ``v5`` or ``e1``), number words count, and the value is the number
+  stated as the answer, not an operand or a restated parameter (``degree 2``);
+* ``\\boxed{}``, ``$...$`` and Markdown emphasis are ignored.
+
+A response from which no answer of the right type can be read is *unparsed* (``None``), which the metric reports
+separately from a wrong answer. Every function is linear in the response length: each regular expression is a
+single pass without nested quantifiers, and every look-back inspects a bounded window.
 """
 from __future__ import annotations
 
@@ -18,122 +29,402 @@ import re
 SCORER_VERSION = "2"
 
 MAX_DIGITS = 12  # longer numbers are parsed as an (always wrong) overflow instead of a huge int
+_WINDOW = 40  # characters a look-back inspects before a token
 
-_THINK_END = "</think>"
-_INT = re.compile(r"-?\d+")
-_VERT = re.compile(r"\bv(\d+)\b", re.IGNORECASE)
-_EDGE = re.compile(r"\be(\d+)\b", re.IGNORECASE)
-_GROUP = re.compile(r"[\[{(]([^\[\]{}()]*)[\]})]")
-_YESNO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-_EMPTY = re.compile(r"\W*(no\b|none\b|empty\b|nothing\b|\{\s*\}|\[\s*\]|∅)", re.IGNORECASE)
-_NO_PATH = re.compile(r"\W*no\s+path\b", re.IGNORECASE)
-_COLOUR = re.compile(r"\bv(\d+)\s*[:=]\s*c?([0-9]+)\b", re.IGNORECASE)
+# ------------------------------------------------------------------------------------------------ the region
+_THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
+_MARKER = re.compile(r"(?<![A-Za-z])(?:ans|answer)s?[ \t]*:", re.IGNORECASE)
+_QUOTE_AFTER = re.compile(r"[ \t]*[”\"'’»]")
+_LATEX = re.compile(r"\\(?:boxed|text|textbf|mathrm|mathbf|fbox)[ \t]*\{|\\[{}_]|\\(?:ldots|dots|cdots)|"
+                    r"\\(?:rightarrow|to|longrightarrow)|\\(?:geq|ge)\b|\\[()\[\]]|\\,|[`$：＝]|\*\*|(?<![ \t])\*|\*(?![ \t])")
+_LATEX_MAP = {"\\{": "{", "\\}": "}", "\\_": "_", "\\ldots": "...", "\\dots": "...", "\\cdots": "...",
+              "\\rightarrow": "->", "\\to": "->", "\\longrightarrow": "->", "\\geq": ">=", "\\ge": ">=",
+              "：": ":", "＝": "="}
 
 
-def answer_region(response: object) -> tuple[str, bool]:
-    """(text to read the answer from, whether it follows an explicit ``Ans:``)."""
+def _normalise(text: str) -> str:
+    return _LATEX.sub(lambda m: _LATEX_MAP.get(m.group(), " "), text)
+
+
+def after_reasoning(response: object) -> str | None:
+    """The response after its last closed reasoning block; ``None`` when a block never closes (or no string)."""
     if not isinstance(response, str):
-        return "", False
-    text = response
-    end = text.rfind(_THINK_END)
-    if end >= 0:
-        text = text[end + len(_THINK_END):]
-    else:
-        start = text.find("<think>")
-        if start >= 0:
-            text = text[:start]  # unfinished reasoning: only what precedes it can be an answer
-    lower = text.lower()
+        return None
+    last = None
+    for last in _THINK_TAG.finditer(response):
+        pass
+    if last is None:
+        return response
+    if not last.group(1):  # the last tag opens a block that never closes: cut inside the reasoning
+        return None
+    return response[last.end():]
+
+
+def answer_region(response: object) -> tuple[str, bool] | None:
+    """(normalised text to read the answer from, whether it follows an ``Ans:`` marker), or ``None`` (unparsed).
+
+    A marker directly followed by a closing quote (``after “Ans:”``) mentions the format; it is not an answer."""
+    text = after_reasoning(response)
+    if text is None:
+        return None
+    text = _normalise(text)
     best = -1
-    for marker in ("ans:", "answer:"):
-        at = lower.rfind(marker)
-        if at >= 0:
-            best = max(best, at + len(marker))
+    for m in _MARKER.finditer(text):
+        if not _QUOTE_AFTER.match(text, m.end()):
+            best = m.end()
     if best >= 0:
         return text[best:].strip(), True
     return text.strip(), False
 
 
-def _to_int(token: str) -> int | str:
-    digits = token.lstrip("-")
-    if len(digits) > MAX_DIGITS:
-        return "overflow"
-    return int(token)
+# ------------------------------------------------------------------------------------------------ shared pieces
+_ELLIPSIS = re.compile(r"\.\.\.|…|\.\s\.\s\.")
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
 
 
-def parse_int(response: object, allow_no_path: bool = False) -> int | str | None:
-    """First integer after ``Ans:`` (else the last one in the response); ``"No path"`` when allowed."""
-    region, anchored = answer_region(response)
-    if allow_no_path and _NO_PATH.match(region):
-        return "No path"
-    if anchored:
-        m = _INT.search(region)
-        return _to_int(m.group()) if m else None
-    last = None
-    for last in _INT.finditer(region):
-        pass
-    if allow_no_path and last is None and re.search(r"\bno\s+path\b", region, re.IGNORECASE):
-        return "No path"
-    return _to_int(last.group()) if last else None
+def _first_sentence(region: str) -> str:
+    m = _SENTENCE_END.search(region)
+    return region[:m.start()] if m else region
 
 
-def _ids(pattern: re.Pattern, text: str) -> list[int]:
+def _sentences(region: str) -> list[tuple[str, str]]:
+    """(sentence, the character ending it) in order."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(region):
+        out.append((region[start:m.start()], m.group()))
+        start = m.end()
+    out.append((region[start:], ""))
+    return out
+
+
+def _ids(text: str, pattern: re.Pattern) -> list[int]:
     return [int(x) if len(x) <= MAX_DIGITS else -1 for x in pattern.findall(text)]
+
+
+# ------------------------------------------------------------------------------------------------ integers
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_VALUE = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_NUMBER = re.compile(
+    r"(?<![\w.\-])(\d+)(?![\w]|\.\d)"
+    r"|(?<![\w\-])(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS[1:10]) + r"))?(?![\w\-])"
+    r"|(?<![\w\-])(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w\-])", re.IGNORECASE)
+# a restated question parameter ("degree 2", "order >= 3", "orders 3") is not the value
+_PARAMETER = re.compile(r"\b(?:degree|order)s?[ \t]*(?:of[ \t]+|is[ \t]+|=[ \t]*|>=[ \t]*|≥[ \t]*|>[ \t]*|"
+                        r"at[ \t]+least[ \t]+)?\d+", re.IGNORECASE)
+_CUE_BEFORE = re.compile(r"(?:\b(?:is|are|was|be|total|length|flow|equals?|of|gives?|giving|get|gets|value|has|"
+                         r"have|contains?|exactly|count|answer)|[=:≈~])[\s:=(\[\"'“]*$", re.IGNORECASE)
+_LEADING = re.compile(r"[\s\[({\"'“‘~≈]*")
+_OPERATOR_AFTER = re.compile(r"[ \t]*\)?[ \t]*(?:[+*×·]|-[ \t]*\(?[ \t]*\d)")
+_OPERATOR_BEFORE = re.compile(r"(?:[+*×·]|[\d)][ \t]*-)[ \t]*\(?[ \t]*$")
+_HEDGE_AFTER = re.compile(r"[ \t]*\)?[ \t]*,?[ \t]*\(?[ \t]*(?:\bor\b|/|\|)[ \t]*(?:maybe[ \t]+|possibly[ \t]+|"
+                          r"perhaps[ \t]+)?", re.IGNORECASE)
+_HEDGE_BEFORE = re.compile(r"\b(?:either|between)[ \t]*$", re.IGNORECASE)
+_CORRECTION = re.compile(r"\b(?:actually|wait|correction|on second thought|i mean|let me recount)\b", re.IGNORECASE)
+_NOT_COUNT_ONE = re.compile(r"\b(?:the|this|that|each|every|any|no)[ \t]+$", re.IGNORECASE)
+_ONE_FOLLOWERS = re.compile(r"[ \t]+(?:of|another|by)\b", re.IGNORECASE)
+_NO_PATH = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|possible[ \t]+)?(?:path|route)\b|\bunreachable\b|"
+                      r"\bnot[ \t]+(?:be[ \t]+)?reachable\b|\bcannot[ \t]+be[ \t]+reached\b|"
+                      r"\bpath[ \t]+does[ \t]+not[ \t]+exist", re.IGNORECASE)
+_NO_FLOW = re.compile(r"\bno[ \t]+(?:positive[ \t]+|feasible[ \t]+)?flow\b", re.IGNORECASE)
+_CONDITIONAL_BEFORE = re.compile(r"\bif[ \t]+(?:there[ \t]+is[ \t]+)?$", re.IGNORECASE)
+
+
+def _to_int(token: re.Match) -> int | str:
+    digits, tens, unit, word = token.groups()
+    if digits is not None:
+        return "overflow" if len(digits) > MAX_DIGITS else int(digits)
+    if tens is not None:
+        return _WORD_VALUE[tens.lower()] + (_WORD_VALUE[unit.lower()] if unit else 0)
+    return _WORD_VALUE[word.lower()]
+
+
+def _numbers(region: str) -> list[tuple[int, int, int | str]]:
+    """(start, end, value) of every free number: digits inside names and restated parameters excluded."""
+    out = []
+    for m in _NUMBER.finditer(region):
+        if m.group(4) and m.group(4).lower() == "one" and (
+                _NOT_COUNT_ONE.search(region, max(0, m.start() - _WINDOW), m.start())
+                or _ONE_FOLLOWERS.match(region, m.end())):
+            continue
+        out.append((m.start(), m.end(), _to_int(m)))
+    return out
+
+
+def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = None) -> tuple[int | str | None, int]:
+    """(the number stated as the answer, its position) or (None, -1); see the card's rule 4."""
+    region = _PARAMETER.sub(lambda m: " " * len(m.group()), region)
+    tokens = []
+    for start, end, value in _numbers(region):
+        window = region[max(0, start - _WINDOW):start]
+        if _OPERATOR_AFTER.match(region, end) or _OPERATOR_BEFORE.search(window):
+            continue  # an operand of a sum, not the value
+        if other_unit is not None and other_unit.match(region, end):
+            continue  # a count of something the question does not ask about
+        tokens.append((start, end, value, bool(_CUE_BEFORE.search(window))))
+    if not tokens:
+        return None, -1
+    chosen = None
+    if anchored:
+        if _LEADING.match(region).end() == tokens[0][0]:
+            chosen = tokens[0]
+        else:
+            chosen = next((t for t in tokens if t[3]), None)
+    else:
+        cued = [t for t in tokens if t[3]]
+        chosen = (cued or tokens)[-1]
+    if chosen is None:
+        if len({t[2] for t in tokens}) != 1:
+            return None, -1  # several numbers, none stated as the value
+        chosen = tokens[0]
+    start, end, value, _ = chosen
+    hedge = _HEDGE_AFTER.match(region, end)
+    if hedge and _NUMBER.match(region, hedge.end()) or _HEDGE_BEFORE.search(region, max(0, start - _WINDOW), start):
+        return None, -1  # "3 or 4", "either 3 or 4", "between 3 and 4"
+    return value, start
+
+
+def _phrase_at(pattern: re.Pattern, region: str) -> int:
+    """Position of the first statement of ``pattern`` that is not inside a conditional ("if no path exists")."""
+    for m in pattern.finditer(region):
+        if not _CONDITIONAL_BEFORE.search(region, max(0, m.start() - _WINDOW), m.start()):
+            return m.start()
+    return -1
+
+
+def parse_int(response: object, allow_no_path: bool = False, allow_no_flow: bool = False,
+              other_unit: re.Pattern | None = None) -> int | str | None:
+    """The number a response states as its answer; ``"No path"`` (OSP) or 0 for "no flow" (OMF) when allowed.
+
+    ``other_unit`` names what the question does not count (VC: hyperedges): ``10 vertices and 12 hyperedges`` is
+    10 for VC and 12 for HEC."""
+    found = answer_region(response)
+    if found is None:
+        return None
+    region, anchored = found
+    correction = None
+    for correction in _CORRECTION.finditer(region):
+        pass
+    if correction is not None:  # "5. Actually, it is 6": the corrected statement, read as a conclusion, counts
+        value, _ = _stated_value(region[correction.end():], False, other_unit)
+        if value is not None:
+            region, anchored = region[correction.end():], False
+    value, at = _stated_value(region, anchored, other_unit)
+    phrase = _NO_PATH if allow_no_path else _NO_FLOW if allow_no_flow else None
+    if phrase is None:
+        return value
+    said = _phrase_at(phrase, region)
+    if said < 0:
+        return value
+    stated = "No path" if allow_no_path else 0
+    if value is None:
+        return stated
+    opens = _LEADING.match(region).end()
+    if at == opens:
+        return value
+    if said <= opens + 12:  # "There is no path ..." opens the region
+        return stated
+    return None  # a length and "no path": two answers
+
+
+# ------------------------------------------------------------------------------------------------ vertex sets
+_VERT = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?(\d+)\}?(?![A-Za-z0-9_])")
+_SYMBOLIC_VERT = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?[a-zA-Z]\}?(?![A-Za-z0-9_])")
+_GROUP = re.compile(r"[\[{(]([^\[\]{}()]*)[\]})]")
+_QUERY_VERTEX = re.compile(r"\b(?:of|for)[ \t]+(?:the[ \t]+)?(?:vertex[ \t]+|node[ \t]+)?[vV]_?\{?\d+\}?"
+                           r"|[vV]_?\{?\d+\}?['’]s\b", re.IGNORECASE)
+_EDGE_NAME_BEFORE = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*[=:]?[ \t]*$")
+_EMPTY = re.compile(r"\bno[ \t]+(?:n-)?neighbou?rs?\b|\bnone\b|\bempty\b|∅|\bno[ \t]+(?:such[ \t]+)?vertices\b|"
+                    r"\bnot[ \t]+have[ \t]+any[ \t]+neighbou?rs?\b|\bisolated\b", re.IGNORECASE)
+_OR_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:\bor\b|/)[ \t]*[\[{(]", re.IGNORECASE)
+
+
+def _vertex_groups(region: str) -> list[re.Match]:
+    """Bracketed groups naming vertices (or empty), not the hyperedges of an explanation (``e1 = {v1,v3}``)."""
+    out = []
+    for m in _GROUP.finditer(region):
+        body = m.group(1)
+        if body.strip() and not _VERT.search(body) and not _SYMBOLIC_VERT.search(body):
+            continue
+        if _EDGE_NAME_BEFORE.search(region, max(0, m.start() - _WINDOW), m.start()):
+            continue
+        out.append(m)
+    return out
+
+
+def _set_from(text: str) -> frozenset[int] | None:
+    if _ELLIPSIS.search(text) or _SYMBOLIC_VERT.search(text):
+        return None  # the format template or an unfinished list
+    return frozenset(_ids(text, _VERT))
 
 
 def parse_vertex_set(response: object) -> frozenset[int] | None:
     """A set of vertex ids: ``{v1,v2}``, ``[v1, v2]``, ``v1 and v2``; ``No neighbors`` is the empty set."""
-    region, anchored = answer_region(response)
-    if anchored:
-        if _EMPTY.match(region):
-            return frozenset()
-        group = _GROUP.search(region)
-        if group:
-            return frozenset(_ids(_VERT, group.group(1)))
-        first_line = region.split("\n", 1)[0]
-        ids = _ids(_VERT, first_line)
-        return frozenset(ids) if ids else None
-    groups = [g for g in _GROUP.findall(region) if _VERT.search(g) or not g.strip()]
+    found = answer_region(response)
+    if found is None:
+        return None
+    region, anchored = found
+    region = _QUERY_VERTEX.sub(lambda m: " " * len(m.group()), region)
+    groups = _vertex_groups(region)
     if groups:
-        return frozenset(_ids(_VERT, groups[-1]))
-    if re.search(r"\bno (n-)?neighbou?rs\b", region, re.IGNORECASE):
-        return frozenset()
+        group = groups[0] if anchored else groups[-1]
+        if anchored and _OR_AFTER.match(region, group.end()):
+            return None  # "{v1} or {v2}": two answers
+        return _set_from(group.group(1))
+    if anchored:
+        sentence = _first_sentence(region)
+        if _ELLIPSIS.search(sentence) or _SYMBOLIC_VERT.search(sentence):
+            return None
+        if _EMPTY.search(sentence):
+            return frozenset()  # "v3 has no neighbors"
+        ids = _ids(sentence, _VERT)
+        if ids:
+            return frozenset(ids)
+        return frozenset() if _EMPTY.search(region) else None
+    for sentence, _ in reversed(_sentences(region)):
+        if _EMPTY.search(sentence):
+            return frozenset()
+        if _VERT.search(sentence):
+            return _set_from(sentence)
     return None
 
 
+# ------------------------------------------------------------------------------------------------ yes / no
+_PLACEHOLDER_YN = re.compile(r"\byes[ \t]*(?:/|\bor\b|\|)[ \t]*no\b|\bno[ \t]*(?:/|\bor\b|\|)[ \t]*yes\b",
+                             re.IGNORECASE)
+_VERDICT = re.compile(r"\b(?:(not|non|aren't|isn't|never)[ \t-]*(?:be[ \t]+)?)?isomorphic\b|\b(yes|no)\b",
+                      re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(?:if|whether|iff|when)\b", re.IGNORECASE)
+_DEFINED = re.compile(r"isomorphic[ \t]*$", re.IGNORECASE)
+_WORD_AFTER = re.compile(r"[ \t]+[A-Za-z]")
+
+
+def _verdicts(sentence: str, opens: int) -> set[str]:
+    found = set()
+    for m in _VERDICT.finditer(sentence):
+        word = m.group(2)
+        if word is None:
+            found.add("No" if m.group(1) else "Yes")
+        elif word.lower() == "yes" or m.start() == opens or not _WORD_AFTER.match(sentence, m.end()):
+            found.add(word.capitalize())  # "no" before a word is a determiner ("no vertex"), unless it opens
+    return found
+
+
 def parse_yes_no(response: object) -> str | None:
-    region, anchored = answer_region(response)
-    found = _YESNO.search(region) if anchored else None
+    """``Yes`` / ``No`` from the first verdict sentence of the region (the last one without an ``Ans:``)."""
+    found = answer_region(response)
+    if found is None:
+        return None
+    region, anchored = found
+    sentences = _sentences(region)
     if not anchored:
-        for found in _YESNO.finditer(region):
-            pass
-    return found.group(1).capitalize() if found else None
+        sentences.reverse()
+    for sentence, end in sentences:
+        if end == "?":
+            continue  # a question is not a verdict
+        if _PLACEHOLDER_YN.search(sentence):
+            return None  # "[Yes/No]", "yes or no?": the format, not an answer
+        condition = _CONDITIONAL.search(sentence)
+        if condition:  # what follows "if" is a condition; "isomorphic if ..." is the definition, not a verdict
+            sentence = _DEFINED.sub("", sentence[:condition.start()])
+        verdicts = _verdicts(sentence, _LEADING.match(sentence).end())
+        if len(verdicts) == 1:
+            return verdicts.pop()
+        if verdicts:
+            return None  # both
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ 3-colouring
+_COLOUR = re.compile(r"(?<![A-Za-z0-9_])[vV]_?(\d+)[\s:=|→>(\-]*(?:(?:is|gets|colou?red|in|with|colou?r)[ \t]+){0,2}"
+                     r"[cC]_?\{?(\d+)\}?(?![A-Za-z0-9_])"
+                     r"|(?<![A-Za-z0-9_])[vV]_?(\d+)[ \t]*[:=][ \t]*(\d+)(?![\w.])")
+_COLOUR_CLASS = re.compile(r"(?<![A-Za-z0-9_])[cC]_?\{?(\d+)\}?[ \t]*[:=]")
+_COLORING_LIST = re.compile(r"colou?ring[ \t]*:?[ \t]*([\[{(])", re.IGNORECASE)
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+
+
+def _colour_list(region: str) -> str:
+    """The bracketed list after the first ``Coloring:`` (the whole region when there is none)."""
+    m = _COLORING_LIST.search(region)
+    if not m:
+        return region
+    end = region.find(_CLOSE[m.group(1)], m.end())
+    return region[m.end():] if end < 0 else region[m.end():end]
 
 
 def parse_coloring(response: object) -> dict[int, int] | list | None:
-    """``Coloring:[v0:c0,v1:c1,...]`` → {vertex: colour}; a vertex given twice yields an invalid (list) answer."""
-    region, anchored = answer_region(response)
+    """``Coloring:[v0:c0,v1:c1,...]`` (or ``v0 = c0``, a table, ``c0: v0, v3``) → {vertex: colour}.
+
+    A vertex given two different colours yields an invalid (list) answer, which the verifier rejects."""
+    found = answer_region(response)
+    if found is None:
+        return None
+    region, anchored = found
     if not anchored:
         at = region.lower().rfind("coloring")
         if at < 0:
+            at = region.lower().rfind("colouring")
+        if at < 0:
             return None
         region = region[at:]
-    pairs = [(int(v) if len(v) <= MAX_DIGITS else -1, int(c) if len(c) <= MAX_DIGITS else -1)
-             for v, c in _COLOUR.findall(region)]
+    text = _colour_list(region)
+    if _ELLIPSIS.search(text):
+        return None  # the format template or an unfinished colouring
+    pairs = []
+    for m in _COLOUR.finditer(text):
+        v, c = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        pairs.append((int(v) if len(v) <= MAX_DIGITS else -1, int(c) if len(c) <= MAX_DIGITS else -1))
+    if not pairs:
+        classes = list(_COLOUR_CLASS.finditer(text))
+        for i, m in enumerate(classes):  # "c0: v0, v3; c1: v1, v2; c2: v4"
+            stop = classes[i + 1].start() if i + 1 < len(classes) else len(text)
+            colour = int(m.group(1)) if len(m.group(1)) <= MAX_DIGITS else -1
+            pairs.extend((v, colour) for v in _ids(text[m.end():stop], _VERT))
     if not pairs:
         return None
-    colouring = dict(pairs)
-    return colouring if len(colouring) == len(pairs) else pairs
+    colouring: dict[int, int] = {}
+    for v, c in pairs:
+        if colouring.setdefault(v, c) != c:
+            return pairs
+    return colouring
+
+
+# ------------------------------------------------------------------------------------------------ plans
+_EDGE = re.compile(r"(?<![A-Za-z0-9_])[eE]_?\{?(\d+)\}?(?![A-Za-z0-9_])")
+_SYMBOLIC_EDGE = re.compile(r"(?<![A-Za-z0-9_])[eE]_?\{?[a-zA-Z]\}?(?![A-Za-z0-9_])")
+_BRACKET_NEXT = re.compile(r"[ \t]*([\[{(])")
+_NO_PLAN = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|strict[ \t]+)*(?:hyper)?(?:cycle|path)\b|"
+                      r"\bdoes[ \t]+not[ \t]+(?:exist|contain)\b|\bdo(?:es)?[ \t]+not[ \t]+have\b", re.IGNORECASE)
 
 
 def parse_edge_sequence(response: object, marker: str) -> list[int] | None:
-    """``Cycle:[e0,e3,e2]`` / ``Path:[e0,e1]`` → hyperedge ids in order."""
-    region, anchored = answer_region(response)
-    lower = region.lower()
-    at = lower.rfind(marker.lower())
+    """``Cycle:[e0,e3,e2]`` / ``Path:[e0,e1]`` → hyperedge ids in order; ``[]`` when the response says none exists."""
+    found = answer_region(response)
+    if found is None:
+        return None
+    region, anchored = found
+    lower, marker = region.lower(), marker.lower()
+    at = lower.find(marker) if anchored else lower.rfind(marker)
+    if at < 0 and not anchored:  # "So the cycle is e0, e3, e2." concludes a response without "Ans:"
+        marker = marker.rstrip(":")
+        at = lower.rfind(marker)
+        if at < 0:
+            return None
     if at >= 0:
         region = region[at + len(marker):]
-    elif not anchored:
-        return None
-    group = _GROUP.search(region)
-    ids = _ids(_EDGE, group.group(1) if group else region.split("\n", 1)[0])
-    return ids or None
+    bracket = _BRACKET_NEXT.match(region)
+    if bracket:
+        end = region.find(_CLOSE[bracket.group(1)], bracket.end())
+        body = region[bracket.end():] if end < 0 else region[bracket.end():end]
+        if end >= 0 and _OR_AFTER.match(region, end + 1):
+            return None  # two plans
+    else:
+        body = _first_sentence(region)
+    if _ELLIPSIS.search(body) or _SYMBOLIC_EDGE.search(body):
+        return None  # the format template or an unfinished plan
+    ids = _ids(body, _EDGE)
+    if ids:
+        return ids
+    return [] if _NO_PLAN.search(region) else None

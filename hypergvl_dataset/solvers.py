@@ -6,10 +6,14 @@ The definitions the paper leaves loose are fixed as in DESIGN.md:
   the last the target; its length is the sum of the orders of its hyperedges.
 * OMF: the bipartite incidence network of C.2, capacity |e| on every vertex-hyperedge arc, both ways;
   Edmonds-Karp as the paper says.
-* SHC: k >= 3 distinct hyperedges, consecutive ones (cyclically) sharing exactly one vertex, the k shared vertices
-  distinct.
-* HHM: n-1 distinct hyperedges e1..e(n-1) for which an ordering v1=s..vn=t of all vertices exists with
-  {vi, vi+1} in ei; checking a plan is a bipartite matching of positions to vertices.
+* SHC, as the question defines it (appendix E.2: "A strict hypercycle is a sequence of hyperedges e1,e2,...,ek
+  where adjacent hyperedges share exactly one vertex, i.e., |ei ∩ ei+1|=1, and |ek ∩ e1|=1, forming a closed
+  loop"; appendix C adds k >= 2): k >= 2 distinct hyperedges, consecutive ones (cyclically) sharing exactly one
+  vertex. The search still finds (and the generators still plant) longer cycles with distinct shared vertices.
+* HHM, as the question defines it ("Hamiltonian path = path visiting all vertices exactly once", listed as
+  hyperedges): n-1 hyperedges e1..e(n-1) for which an ordering v1=s..vn=t of all vertices exists with {vi, vi+1}
+  in ei; the question does not ask for distinct hyperedges. Checking a plan is a bipartite matching of positions
+  to vertices; the search returns distinct hyperedges.
 * 3-CL: colours c0..c2, every hyperedge sees at least two colours.
 
 The search solvers take a node ``budget``; exceeding it raises :class:`SearchBudgetExceeded`, so a caller (the
@@ -207,18 +211,30 @@ def find_3coloring(h: Hypergraph, budget: int = 2_000_000) -> list[int] | None:
 
 
 # ----------------------------------------------------------------------------------------------------- SHC
-def check_strict_hypercycle(h: Hypergraph, cycle: Sequence[int]) -> bool:
-    """k >= 3 distinct hyperedge ids; cyclically consecutive ones share exactly one vertex; junctions distinct."""
-    k = len(cycle)
-    if k < 3 or len(set(cycle)) != k or any(not 0 <= i < h.num_hyperedges for i in cycle):
-        return False
+def _junctions(h: Hypergraph, cycle: Sequence[int]) -> list[int] | None:
+    """The shared vertex of each cyclically consecutive pair of distinct hyperedge ids, or None if a pair shares
+    not exactly one."""
+    if len(set(cycle)) != len(cycle) or any(not 0 <= i < h.num_hyperedges for i in cycle):
+        return None
     junctions = []
     for a, b in zip(cycle, list(cycle[1:]) + [cycle[0]]):
         common = set(h.hyperedges[a]) & set(h.hyperedges[b])
         if len(common) != 1:
-            return False
+            return None
         junctions.append(next(iter(common)))
-    return len(set(junctions)) == k
+    return junctions
+
+
+def check_strict_hypercycle(h: Hypergraph, cycle: Sequence[int]) -> bool:
+    """The question's strict hypercycle: k >= 2 distinct hyperedges, cyclically consecutive ones sharing exactly one
+    vertex (appendix E.2 and C); nothing else (no k >= 3, no distinct shared vertices) is asked."""
+    return len(cycle) >= 2 and _junctions(h, cycle) is not None
+
+
+def _is_simple_hypercycle(h: Hypergraph, cycle: Sequence[int]) -> bool:
+    """The longer cycles the search looks for (rows are built with it): k >= 3, the k shared vertices distinct."""
+    junctions = _junctions(h, cycle) if len(cycle) >= 3 else None
+    return junctions is not None and len(set(junctions)) == len(cycle)
 
 
 def find_strict_hypercycle(h: Hypergraph, budget: int = 500_000) -> list[int] | None:
@@ -245,7 +261,7 @@ def find_strict_hypercycle(h: Hypergraph, budget: int = 500_000) -> list[int] | 
                 if x in used_v:
                     continue
                 if b == start and len(path) >= 3:
-                    if check_strict_hypercycle(h, path):
+                    if _is_simple_hypercycle(h, path):
                         return True
                     continue
                 if b <= start or b in path:
@@ -291,9 +307,10 @@ def hamiltonian_order(h: Hypergraph, s: int, t: int, path: Sequence[int]) -> lis
     """The vertex ordering v1=s..vn=t realising hyperedge sequence ``path``, or ``None`` if none exists.
 
     Position i (1..n) may hold a vertex of e_{i-1} ∩ e_i (only e_1 for i=1, only e_{n-1} for i=n); all n positions
-    get distinct vertices, s first and t last: a bipartite matching of positions to vertices."""
+    get distinct vertices, s first and t last: a bipartite matching of positions to vertices. A hyperedge may serve
+    several steps (the question asks only that the path visit every vertex exactly once)."""
     n = h.num_vertices
-    if len(path) != n - 1 or len(set(path)) != n - 1 or any(not 0 <= i < h.num_hyperedges for i in path):
+    if len(path) != n - 1 or any(not 0 <= i < h.num_hyperedges for i in path):
         return None
     if n == 1:
         return [s] if s == t else None

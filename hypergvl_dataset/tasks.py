@@ -11,6 +11,7 @@ A *meta problem* row (DESIGN.md schema, minus text/image columns) is made by :fu
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -80,6 +81,11 @@ class Task:
         return self.canonical(parsed) == ref.answer
 
     def verify(self, ref: "Reference", response: str) -> Verdict:
+        """Parse and check one response. A verbatim copy of the question (with or without its ``Q:``) is removed
+        first: a response that only repeats the question states no answer (grading rule 3)."""
+        question = self.question(ref.params)
+        if question[3:] in response:
+            response = response.replace(question, " ").replace(question[3:], " ")
         parsed = self.parse(response)
         if parsed is None:
             return Verdict(False, True, None)
@@ -112,9 +118,15 @@ def config_name(code: str) -> str:
 
 
 # ============================================================================================ answer kinds
+_VERTICES = re.compile(r"[ \t]+(?:\w+[ \t]+)?(?:vertices|vertex|nodes?)\b", re.IGNORECASE)
+_HYPEREDGES = re.compile(r"[ \t]+(?:\w+[ \t]+)?(?:hyper-?edges?|edges?)\b", re.IGNORECASE)
+
+
 class _Count(Task):
+    other_unit: ClassVar[re.Pattern | None] = None  # what the question does not count (VC: hyperedges)
+
     def parse(self, response):
-        return answers.parse_int(response)
+        return answers.parse_int(response, other_unit=self.other_unit)
 
 
 class _VertexSet(Task):
@@ -138,6 +150,7 @@ def _two_vertices(h: Hypergraph, rng: np.random.Generator) -> tuple[int, int]:
 @register_task
 class VC(_Count):
     code, level, name = "VC", 1, "Vertex Counting"
+    other_unit = _HYPEREDGES
 
     def question(self, params):
         return f"Q: How many vertices are in the hypergraph G? {ANS}."
@@ -149,6 +162,7 @@ class VC(_Count):
 @register_task
 class HEC(_Count):
     code, level, name = "HEC", 1, "Hyperedge Counting"
+    other_unit = _VERTICES
 
     def question(self, params):
         return f"Q: How many hyperedges are in the hypergraph G? {ANS}."
@@ -177,6 +191,7 @@ class Ne(_VertexSet):
 @register_task
 class DVC(_Count):
     code, level, name = "DVC", 2, "Degree-specified Vertex Counting"
+    other_unit = _HYPEREDGES
 
     def sample_params(self, inst, rng):
         # C.1: "The target degree is randomly selected from the hypergraph's existing degree distribution"
@@ -193,6 +208,7 @@ class DVC(_Count):
 @register_task
 class OEC(_Count):
     code, level, name = "OEC", 2, "Order-specified Hyperedge Counting"
+    other_unit = _VERTICES
 
     def sample_params(self, inst, rng):
         h = inst.hypergraph
@@ -262,6 +278,9 @@ class OMF(_Count):
 
     def solve(self, inst):
         return str(solvers.max_flow(inst.hypergraph, inst.params["source"], inst.params["target"]))
+
+    def parse(self, response):
+        return answers.parse_int(response, allow_no_flow=True)  # "If no flow exists, answer “0”"
 
 
 @register_task
@@ -369,7 +388,10 @@ class SHC(Task):
         return self.canonical(cycle)
 
     def parse(self, response):
-        return answers.parse_edge_sequence(response, "cycle:")
+        cycle = answers.parse_edge_sequence(response, "cycle:")
+        if cycle and len(cycle) >= 2 and cycle[-1] == cycle[0]:
+            cycle = cycle[:-1]  # "e0 -> e3 -> e2 -> e0" writes the closed loop, not a fourth hyperedge
+        return cycle
 
     def canonical(self, parsed):
         return "Cycle:[" + ",".join(f"e{i}" for i in parsed) + "]"

@@ -88,14 +88,21 @@ def test_search_solvers_agree_with_brute_force(h):
     col = solvers.find_3coloring(h)
     brute = any(solvers.check_coloring(h, c) for c in itertools.product(range(3), repeat=n))
     assert (col is not None) == brute and (col is None or solvers.check_coloring(h, col))
-    # strict hypercycle: brute force over hyperedge sequences of length 3..5
+    # strict hypercycle, the question's definition (E.2, C: k >= 2, cyclically consecutive hyperedges share exactly
+    # one vertex), against brute force over hyperedge sequences of length 2..5
+    edges = [set(e) for e in h.hyperedges]
+    for k in range(1, min(h.num_hyperedges, 5) + 1):
+        for seq in itertools.permutations(range(h.num_hyperedges), k):
+            by_question = k >= 2 and all(len(edges[seq[i]] & edges[seq[(i + 1) % k]]) == 1 for i in range(k))
+            assert solvers.check_strict_hypercycle(h, seq) == by_question, seq
+    # the search (rows are built with it) finds the longer cycles with distinct shared vertices
     cyc = solvers.find_strict_hypercycle(h)
     if cyc is not None:
-        assert checker.valid_cycle([set(e) for e in h.hyperedges], "".join(f"e{i}" for i in cyc))
+        assert checker.valid_cycle(edges, "".join(f"e{i}" for i in cyc)) and solvers.check_strict_hypercycle(h, cyc)
     elif h.num_hyperedges <= 6:
         for k in range(3, min(h.num_hyperedges, 5) + 1):
             for seq in itertools.permutations(range(h.num_hyperedges), k):
-                assert not solvers.check_strict_hypercycle(h, seq)
+                assert not checker.valid_cycle(edges, "".join(f"e{i}" for i in seq))
 
 
 def test_hamiltonian_path_against_brute_force():
@@ -151,7 +158,8 @@ def _corruptions(row):
         return [f"Ans: {mono}", "Ans: " + ans.replace(",v0:", ",v0:").rsplit(",", 1)[0] + "]",
                 "Ans: Coloring:[" + ",".join(f"v{v}:c3" for v in range(row["num_vertices"])) + "]"]
     prefix = "Cycle" if task == "SHC" else "Path"
-    seqs = [ids[:-1], ids + [ids[0]], list(reversed(ids))[1:] + [ids[0]] * 0 + [(max(ids) + 1)]]
+    # (closing a cycle by repeating its first hyperedge writes the same cycle, so the repeat is of the second)
+    seqs = [ids[:-1], ids + [ids[1]], list(reversed(ids))[1:] + [ids[0]] * 0 + [(max(ids) + 1)]]
     if task == "HHM":
         seqs.append(ids[1:] + ids[:1] if len(ids) > 2 else ids[:-1])
     return [f"Ans: {prefix}:[" + ",".join(f"e{i}" for i in s) + "]" for s in seqs]
@@ -168,6 +176,13 @@ def test_verifier_rejects_corrupted_answers(code):
                 # a rotated sequence can still be a valid plan: confirm independently
                 assert checker.valid_ham_path(row["num_vertices"], [set(e) for e in json.loads(row["hypergraph"])["hyperedges"]],
                                               *json.loads(row["params"]).values(), bad)
+                continue
+            if code == "SHC" and verdict.correct:
+                # dropping a hyperedge of a 3-cycle leaves a 2-cycle, which the question's definition admits
+                edges = [set(e) for e in json.loads(row["hypergraph"])["hyperedges"]]
+                seq = [int(x) for x in bad.split("[")[1].rstrip("]").replace("e", "").split(",")]
+                assert len(seq) == len(set(seq)) >= 2
+                assert all(len(edges[seq[i]] & edges[seq[(i + 1) % len(seq)]]) == 1 for i in range(len(seq)))
                 continue
             assert not verdict.correct, (code, row["answer"], bad)
             rejected += 1

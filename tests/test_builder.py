@@ -162,3 +162,69 @@ def test_plan_is_the_paper_protocol_at_full_size(tmp_path):
     assert all(c[(t, "synthetic", "medium")] == 50 and c[(t, "real", "small")] == 25 for t in cfg.tasks)
     ism = [r.variant for r in rows if r.task == "ISM"]
     assert ism.count(0) == ism.count(1) == 100
+
+
+# ------------------------------------------------------------------------------------------------ seed width
+def _old_problem_rng(seed, task, scale, source, index):
+    """``problem_rng`` as every published build was made with (a634353): every key word masked to 32 bits."""
+    import zlib
+
+    import numpy as np
+
+    key = [int(seed), zlib.crc32(task.encode()), zlib.crc32(scale.encode()), zlib.crc32(source.encode()),
+           -1 if index is None else int(index)]
+    return np.random.default_rng(np.random.SeedSequence([k & 0xFFFFFFFF for k in key]))
+
+
+def _tiny_build(out: Path, seed: int, **kw) -> dict:
+    from hypergvl_dataset.builder import build
+
+    build(BuildConfig(out=out, per_task=2, seed=seed, tasks=("VC", "ISM"), workers=1, **kw), progress=False)
+    return _hashes(out)
+
+
+@pytest.mark.parametrize("seed", [0, 12345, 2 ** 32 - 1])
+def test_seeds_below_2_to_the_32_build_the_bytes_they_always_built(tmp_path, monkeypatch, seed):
+    import numpy as np
+
+    from hypergvl_dataset import tasks
+
+    for args in [("VC", "small", "synthetic", 0), ("ISM", "large", "real", 7), ("OSP", "medium", "synthetic", None)]:
+        assert np.array_equal(tasks.problem_rng(seed, *args).integers(0, 2 ** 62, 16),
+                              _old_problem_rng(seed, *args).integers(0, 2 ** 62, 16))
+    if seed != 12345:
+        return
+    now = _tiny_build(tmp_path / "now", seed)
+    monkeypatch.setattr(tasks, "problem_rng", _old_problem_rng)
+    assert _tiny_build(tmp_path / "old", seed) == now
+
+
+def test_a_seed_of_2_to_the_32_or_more_builds_another_set_than_its_low_32_bits(tmp_path, monkeypatch):
+    from hypergvl_dataset import tasks
+
+    low = 987654321
+    wide = (0x2B5F_19C3 << 32) | low  # a 62-bit secret and its low word
+    assert _tiny_build(tmp_path / "wide", wide) != _tiny_build(tmp_path / "low", low)
+    assert tasks.problem_rng(wide, "VC", "small", "synthetic", 0).integers(0, 2 ** 62) != \
+        tasks.problem_rng(wide + (1 << 40), "VC", "small", "synthetic", 0).integers(0, 2 ** 62)  # every high bit counts
+    monkeypatch.setattr(tasks, "problem_rng", _old_problem_rng)  # the masked key the attack used: one set for both
+    assert _tiny_build(tmp_path / "old-wide", wide) == _tiny_build(tmp_path / "old-low", low)
+
+
+def test_a_secret_seed_is_in_no_card_nor_error_and_its_manifest_is_private(tmp_path):
+    from hypergvl_dataset.builder import MANIFEST, UserError, build
+
+    seed = 4_611_686_018_427_387_847  # 62 bits: its digits appear nowhere by chance
+    out = tmp_path / "hidden"
+    _tiny_build(out, seed, secret_seed=True)
+    assert str(seed) not in (out / "README.md").read_text() and "secret seed" in (out / "README.md").read_text()
+    assert (out / MANIFEST).stat().st_mode & 0o777 == 0o600
+    leaking = [p for p in out.rglob("*") if p.is_file() and str(seed).encode() in p.read_bytes()]
+    assert leaking == [out / MANIFEST]
+    with pytest.raises(UserError) as err:  # resuming with other settings names none of them
+        build(BuildConfig(out=out, per_task=3, seed=seed, tasks=("VC", "ISM"), workers=1, secret_seed=True),
+              progress=False)
+    assert str(seed) not in str(err.value)
+    public = tmp_path / "public"
+    _tiny_build(public, 77)
+    assert "with seed 77" in (public / "README.md").read_text()  # a public build still says how to rebuild it

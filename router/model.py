@@ -10,6 +10,12 @@ Long descriptions are cut from their **end** (``truncation_side="right"``, the d
 header, which names every vertex and hyperedge, and the first vertex lines stay; the question is never cut (a
 question longer than the whole budget is an error). ``truncation_side="left"`` keeps the end of the description.
 
+With ``input_header`` (``python -m router.train --header``, the default) the description is preceded by a short
+size header, ``"17 vertices, 9 hyperedges."`` (one per hypergraph for ISM), counted from the HO-Neigh header that
+names every vertex and hyperedge: a small backbone does not count 17 names reliably, and the HO-Neigh text of a large
+hypergraph is cut at the token budget, so the size would otherwise be hard to see. The flag is saved in
+``wisehygr.json``; a router saved without it reads the plain description.
+
 A saved router is a Hub model folder: the transformers model and tokenizer (``config.json`` carries the 35
 ``id2label`` names ``<text_rep>+<visual_rep>``), ``wisehygr.json`` (input format, max length, truncation side,
 training data, split and metrics) and ``README.md`` (the model card).
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -31,7 +38,7 @@ from hypergvl_dataset import Hypergraph
 
 from .prm import COMBINATIONS, LABELS
 
-__all__ = ["WiseHyGR", "ROUTER_FILE", "MINILM", "resolve_backbone", "describe", "encode_pairs"]
+__all__ = ["WiseHyGR", "ROUTER_FILE", "MINILM", "resolve_backbone", "describe", "encode_pairs", "size_header"]
 
 ROUTER_FILE = "wisehygr.json"
 ROUTER_FORMAT = 1
@@ -68,6 +75,18 @@ def describe(hypergraph: Hypergraph | str | dict, hypergraph2: Hypergraph | str 
     return ism_text("ho_neigh", h, _hypergraph(hypergraph2))
 
 
+_HEADER = re.compile(r"describes a hypergraph among vertices (.*?) and hyperedges? (.*?)\. In this hypergraph")
+
+
+def size_header(description: str) -> str:
+    """``"<n> vertices, <m> hyperedges."`` for each hypergraph an HO-Neigh description declares (ISM: two)."""
+    parts = []
+    for vs, es in _HEADER.findall(description):
+        n, m = len(re.findall(r"v\d+", vs)), len(re.findall(r"e\d+", es))
+        parts.append(f"{n} vertices, {m} hyperedges.")
+    return " ".join(parts)
+
+
 def encode_pairs(tokenizer, descriptions: Sequence[str], questions: Sequence[str], max_length: int,
                  truncation_side: str = "right") -> dict:
     """Token ids of (description, question) pairs, the description truncated from ``truncation_side``, the
@@ -99,10 +118,11 @@ class WiseHyGR:
         max_length: tokens per input (description truncated, question kept).
         truncation_side: which end of a long description is cut (``right``: its end).
         metadata: what ``wisehygr.json`` records (backbone, training data, split, metrics).
+        header: precede each description with its :func:`size_header`.
     """
 
     def __init__(self, model, tokenizer, max_length: int = 512, truncation_side: str = "right",
-                 metadata: dict | None = None):
+                 metadata: dict | None = None, header: bool = False):
         labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
         if labels != list(LABELS):
             raise ValueError(f"the classifier's labels are not the 35 combinations of router.LABELS (got {len(labels)}:"
@@ -112,11 +132,12 @@ class WiseHyGR:
         self.model, self.tokenizer = model, tokenizer
         self.max_length, self.truncation_side = int(max_length), truncation_side
         self.metadata = dict(metadata or {})
+        self.header = bool(header)
 
     # -------------------------------------------------------------------------------------------- loading
     @classmethod
     def from_backbone(cls, backbone: str = MINILM, max_length: int = 512, truncation_side: str = "right",
-                      **metadata) -> "WiseHyGR":
+                      header: bool = False, **metadata) -> "WiseHyGR":
         """An untrained router: ``backbone`` (a Hub id, a path, or ``minilm``) with a fresh 35-way head."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -129,7 +150,7 @@ class WiseHyGR:
         if limit is not None and limit > 0 and max_length > limit and getattr(model.config, "position_embedding_type",
                                                                             "absolute") == "absolute":
             raise ValueError(f"max_length {max_length} exceeds the backbone's {limit} position embeddings")
-        return cls(model, tokenizer, max_length, truncation_side, {"base_model": base, **metadata})
+        return cls(model, tokenizer, max_length, truncation_side, {"base_model": base, **metadata}, header)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, device: str | None = None,
@@ -152,7 +173,8 @@ class WiseHyGR:
         meta = json.loads(meta_path.read_text())
         model = AutoModelForSequenceClassification.from_pretrained(str(folder))
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        router = cls(model, tokenizer, meta["max_length"], meta["truncation_side"], meta)
+        router = cls(model, tokenizer, meta["max_length"], meta["truncation_side"], meta,
+                     bool(meta.get("input_header", False)))
         model.eval()
         if device:
             model.to(device)
@@ -161,6 +183,8 @@ class WiseHyGR:
     # -------------------------------------------------------------------------------------------- routing
     def encode(self, descriptions: Sequence[str], questions: Sequence[str]) -> dict:
         """A padded batch of tensors for the model."""
+        if self.header:
+            descriptions = [f"{size_header(d)} {d}" for d in descriptions]
         enc = encode_pairs(self.tokenizer, descriptions, questions, self.max_length, self.truncation_side)
         return self.tokenizer.pad(enc, return_tensors="pt")
 
@@ -206,9 +230,10 @@ class WiseHyGR:
         folder.mkdir(parents=True, exist_ok=True)
         self.metadata.update(metadata)
         meta = {**self.metadata, "format": ROUTER_FORMAT, "max_length": self.max_length,
-                "truncation_side": self.truncation_side, "labels": list(LABELS),
-                "input": "tokenizer pair (HO-Neigh description, question); the description truncated from "
-                         f"the {self.truncation_side}, the question kept whole"}
+                "truncation_side": self.truncation_side, "labels": list(LABELS), "input_header": self.header,
+                "input": "tokenizer pair (" + ("size header + " if self.header else "") + "HO-Neigh description, "
+                         f"question); the description truncated from the {self.truncation_side}, the question kept "
+                         "whole"}
         self.model.save_pretrained(str(folder))
         self.tokenizer.save_pretrained(str(folder))
         for name, text in ((ROUTER_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n"),
@@ -277,14 +302,19 @@ def model_card(meta: dict) -> str:
     if metrics:
         lines += ["`top1` is the classification accuracy over validation (p, R_p) pairs (a problem with k tied best",
                   "combinations can match at most one of its k pairs); `among_best` is the share of validation meta",
-                  "problems whose chosen combination is one of their best ones (what routing needs).", "",
-                  "| epoch | step | loss | val loss | top1 | among_best |", "| --- | --- | --- | --- | --- | --- |"]
+                  "problems whose chosen combination is one of their best ones; `routed` is the accuracy the routed",
+                  "combinations have on the validation problems (their averaged accuracy in the PRM), beside Top",
+                  "(N-Set + Enc-Hy), Rand (the mean over the 35) and the oracle (each problem's best).", "",
+                  "| epoch | step | loss | val loss | top1 | among_best | routed | Top | Rand | oracle |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        nan = float("nan")
         for h in meta.get("history", []):
             lines.append(f"| {h['epoch']} | {h['step']} | {h['train_loss']:.4f} | {h['val_loss']:.4f} | "
-                         f"{h['top1']:.2f} | {h['among_best']:.2f} |")
-        nan = float("nan")
-        lines += ["", f"Kept checkpoint: epoch {metrics.get('epoch')}, step {metrics.get('step')}: top1 "
-                  f"{metrics.get('top1', nan):.2f}%, among_best {metrics.get('among_best', nan):.2f}%."]
+                         f"{h['top1']:.2f} | {h['among_best']:.2f} | {h.get('routed', nan):.2f} | "
+                         f"{h.get('top', nan):.2f} | {h.get('rand', nan):.2f} | {h.get('oracle', nan):.2f} |")
+        lines += ["", f"Kept checkpoint: epoch {metrics.get('epoch')}, step {metrics.get('step')}: routed "
+                  f"{metrics.get('routed', nan):.2f}%, top1 {metrics.get('top1', nan):.2f}%, among_best "
+                  f"{metrics.get('among_best', nan):.2f}%."]
     else:
         lines.append("None recorded.")
     lines += ["", "## Limitations", "",

@@ -16,6 +16,10 @@ writes them. Choices the paper leaves open, fixed here:
 - Meta problems where all 35 combinations tie (every combination right, or every one wrong) carry no routing signal;
   they are kept by default (the paper does not exclude them) and dropped with ``--drop-uninformative``; the card
   reports how many there were.
+- Every row also carries ``accuracies``: the 35 combinations' accuracies averaged over the runs (in
+  :data:`COMBINATIONS` order), the same for all rows of a meta problem. The paper's label is their argmax; the column
+  lets training use soft targets or per-pair regression (``python -m router.train --target``) and lets validation
+  score the routed accuracy. Readers accept PRM folders without it (argmax training only).
 - The 8:2 split is by meta problem (all pairs of a problem are on one side), a seeded permutation of the sorted meta
   ids (not stratified by task): validation gets ``round(0.2 n)`` problems, at least one when n >= 2.
 
@@ -142,7 +146,12 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def best_combinations(runs: Sequence[Run]) -> dict[str, tuple[list[int], float]]:
-    """meta id -> (indices into COMBINATIONS reaching the highest accuracy averaged over the runs, that accuracy).
+    """meta id -> (indices into COMBINATIONS reaching the highest accuracy averaged over the runs, that accuracy)."""
+    return {m: (idx, best) for m, (idx, best, _) in combination_accuracies(runs).items()}
+
+
+def combination_accuracies(runs: Sequence[Run]) -> dict[str, tuple[list[int], float, list[float]]]:
+    """meta id -> (best indices, best accuracy, the 35 accuracies averaged over the runs).
 
     Every run must hold all 35 combinations of the same meta problems (the PRM compares exhaustive runs)."""
     metas = sorted(runs[0].correct)
@@ -166,7 +175,8 @@ def best_combinations(runs: Sequence[Run]) -> dict[str, tuple[list[int], float]]
                                  "(different builds?)")
             counts += np.array([got[c] for c in COMBINATIONS], dtype=np.int64)
         best = int(counts.max())  # integer counts over the same runs: ties are exact
-        out[meta] = ([int(i) for i in np.flatnonzero(counts == best)], best / len(runs))
+        out[meta] = ([int(i) for i in np.flatnonzero(counts == best)], best / len(runs),
+                     [float(c) / len(runs) for c in counts])
     return out
 
 
@@ -182,13 +192,13 @@ def split_meta_ids(meta_ids: Sequence[str], seed: int, val_fraction: float = 0.2
 
 
 def _features():
-    from datasets import ClassLabel, Features, Value
+    from datasets import ClassLabel, Features, Sequence, Value
 
     return Features({"meta_id": Value("string"), "task": Value("string"), "scale": Value("string"),
                      "source": Value("string"), "description": Value("string"), "question": Value("string"),
                      "label": ClassLabel(names=list(LABELS)), "text_rep": Value("string"),
                      "visual_rep": Value("string"), "best_accuracy": Value("float64"), "num_best": Value("int32"),
-                     "informative": Value("bool")})
+                     "informative": Value("bool"), "accuracies": Sequence(Value("float64"), length=len(LABELS))})
 
 
 def _dataset_seed(dataset: dict) -> int | None:
@@ -206,8 +216,11 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     from datasets import Dataset
     from tqdm.auto import tqdm
 
+    from hypergvl_dataset.provenance import provenance
+
     runs = [read_run(p) for p in cfg.results]
-    best = best_combinations(runs)
+    accs = combination_accuracies(runs)
+    best = {m: (idx, b) for m, (idx, b, _) in accs.items()}
     uninformative = sorted(m for m, (idx, _) in best.items() if len(idx) == len(COMBINATIONS))
     kept = [m for m in sorted(best) if not (cfg.drop_uninformative and m in uninformative)]
     if not kept:
@@ -225,7 +238,7 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
                 "meta_id": meta, "task": info[meta]["task"], "scale": info[meta]["scale"] or "",
                 "source": info[meta]["source"] or "", "description": description, "question": question, "label": i,
                 "text_rep": t, "visual_rep": v, "best_accuracy": acc, "num_best": len(idx),
-                "informative": len(idx) < len(COMBINATIONS)})
+                "informative": len(idx) < len(COMBINATIONS), "accuracies": accs[meta][2]})
     out = Path(cfg.out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for s in SPLITS:
@@ -235,6 +248,7 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
         os.replace(tmp, path)
     summary = {
         "format": PRM_FORMAT, "config": {**asdict(cfg), "results": list(cfg.results)},
+        "provenance": provenance({**asdict(cfg), "results": list(cfg.results)}, seeds=[cfg.seed]),
         "runs": [{"path": r.path, "model": r.model, "samples_sha256": r.sha256, "dataset": r.dataset,
                   "dataset_seed": _dataset_seed(r.dataset)} for r in runs],
         "num_meta_problems": len(best), "num_uninformative": len(uninformative),

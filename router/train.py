@@ -50,6 +50,8 @@ __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate"
 
 logger = logging.getLogger(__name__)
 STATE_FILE = "trainer_state.json"
+TARGETS = ("regression", "soft", "best")
+SELECTIONS = ("routed", "among_best")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ class TrainConfig:
     max_length: int = 512
     truncation_side: str = "right"
     class_weights: bool = False
+    target: str = "regression"
+    header: bool = True
+    select: str = "routed"
+    patience: int | None = None
     seed: int = 0
     max_steps: int | None = None
     checkpoint_every: int | None = None
@@ -84,6 +90,14 @@ class TrainConfig:
             raise ValueError("need lr > 0, 0 <= warmup_ratio < 1 and weight_decay >= 0")
         if self.truncation_side not in ("right", "left"):
             raise ValueError(f"truncation_side must be right or left, got {self.truncation_side!r}")
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        if self.select not in SELECTIONS:
+            raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {self.select!r}")
+        if self.patience is not None and self.patience < 1:
+            raise ValueError(f"patience must be at least 1 when given, got {self.patience}")
+        if self.class_weights and self.target != "best":
+            raise ValueError("class_weights weights the argmax labels: it needs target 'best'")
 
     def resume_key(self) -> dict:
         """The settings a resumed run must share with the checkpoint (all but the bookkeeping ones)."""
@@ -101,13 +115,16 @@ class Problem:
     description: str
     question: str
     labels: list[int]
+    accuracies: list[float] | None = None  # the 35 averaged accuracies (PRM column ``accuracies``), when recorded
 
 
 def group_problems(rows: Sequence[dict]) -> list[Problem]:
     """PRM rows (one per (p, R_p) pair) grouped by meta problem, in first-seen order."""
     out: dict[str, Problem] = {}
     for r in rows:
-        p = out.setdefault(r["meta_id"], Problem(r["meta_id"], r["description"], r["question"], []))
+        acc = r.get("accuracies")
+        p = out.setdefault(r["meta_id"], Problem(r["meta_id"], r["description"], r["question"], [],
+                                                 [float(a) for a in acc] if acc is not None else None))
         if r["label"] not in p.labels:
             p.labels.append(int(r["label"]))
     return list(out.values())
@@ -141,17 +158,62 @@ def pair_loss(logits, targets):
     return -(targets * logp).sum() / targets.sum().clamp_min(1e-12)
 
 
-def validate(router, problems: Sequence[Problem], batch_size: int = 64) -> dict:
-    """``top1`` (% of validation pairs predicted), ``among_best`` (% of problems whose argmax is a best label) and the
-    pairs' unweighted cross-entropy ``val_loss``."""
+def _accuracies(problems: Sequence[Problem]):
+    import torch
+
+    missing = [p.meta_id for p in problems if p.accuracies is None]
+    if missing:
+        raise ValueError(f"meta problem {missing[0]} has no per-combination accuracies: this PRM was built before "
+                         "the 'accuracies' column; rebuild it (python -m router.prm) or train with --target best")
+    return torch.tensor([p.accuracies for p in problems], dtype=torch.float32)
+
+
+def target_loss(logits, problems: Sequence[Problem], target: str, weights: np.ndarray | None = None):
+    """The training loss of a batch of meta problems under ``target`` (see the module docstring)."""
+    import torch
+
+    if target == "best":
+        return pair_loss(logits, _targets(problems, np.ones(len(LABELS)) if weights is None else weights)
+                         .to(logits.device))
+    acc = _accuracies(problems).to(logits.device)
+    if target == "soft":
+        q = torch.where(acc.sum(-1, keepdim=True) > 0, acc, torch.ones_like(acc))
+        return pair_loss(logits, q / q.sum(-1, keepdim=True))
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits.float(), acc)
+
+
+def validate(router, problems: Sequence[Problem], batch_size: int = 64, target: str = "best") -> dict:
+    """``top1`` (% of validation pairs predicted), ``among_best`` (% of problems whose argmax is a best label),
+    ``val_loss`` (the ``target`` loss) and, when the PRM records the 35 accuracies, the routed accuracy of the
+    argmax (``routed``) beside Top's (N-Set + Enc-Hy), Rand's (the mean over the 35) and the oracle's (the best
+    combination's), all in % averaged over the validation problems."""
+    nan = float("nan")
     if not problems:
-        return {"top1": float("nan"), "among_best": float("nan"), "val_loss": float("nan")}
+        return {"top1": nan, "among_best": nan, "val_loss": nan, "routed": nan, "top": nan, "rand": nan, "oracle": nan}
     logits = router.logits([p.description for p in problems], [p.question for p in problems], batch_size)
     pred = logits.argmax(-1).tolist()
     hits = [pr in p.labels for pr, p in zip(pred, problems)]
     n_pairs = sum(len(p.labels) for p in problems)
-    loss = float(pair_loss(logits, _targets(problems, np.ones(len(LABELS)))))
-    return {"top1": 100.0 * sum(hits) / n_pairs, "among_best": 100.0 * sum(hits) / len(problems), "val_loss": loss}
+    has_acc = all(p.accuracies is not None for p in problems)
+    loss = float(target_loss(logits, problems, target if has_acc else "best"))
+    out = {"top1": 100.0 * sum(hits) / n_pairs, "among_best": 100.0 * sum(hits) / len(problems), "val_loss": loss,
+           "routed": nan, "top": nan, "rand": nan, "oracle": nan}
+    if has_acc:
+        from .policies import TOP
+
+        acc = np.array([p.accuracies for p in problems])
+        top = LABELS.index(f"{TOP[0]}+{TOP[1]}")
+        out.update(routed=100.0 * float(acc[np.arange(len(pred)), pred].mean()), top=100.0 * float(acc[:, top].mean()),
+                   rand=100.0 * float(acc.mean()), oracle=100.0 * float(acc.max(-1).mean()))
+    return out
+
+
+def selection_key(metrics: dict, select: str) -> tuple[float, float]:
+    """What the kept checkpoint maximises: routed accuracy (or among_best), then the lower validation loss."""
+    first = metrics.get("routed", float("nan")) if select == "routed" else float("nan")
+    if math.isnan(first):
+        first = metrics["among_best"]
+    return (first, -metrics["val_loss"])
 
 
 def _digest(path: str) -> str:
@@ -210,7 +272,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
         return saved["state"]
 
     set_seed(cfg.seed)
-    router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side)
+    router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side, cfg.header)
+    if cfg.target != "best":
+        _accuracies(train_set)  # a PRM without the accuracies column fails here, before any step
     weights = class_weights(train_set) if cfg.class_weights else np.ones(len(LABELS))
     model = router.model
     no_decay = ("bias", "LayerNorm.weight", "layernorm", "layer_norm")
@@ -248,12 +312,15 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
         if not acc.is_main_process:
             return
         best_router = WiseHyGR(acc.unwrap_model(model), router.tokenizer, cfg.max_length, cfg.truncation_side,
-                               router.metadata)
+                               router.metadata, cfg.header)
         prm_info = {k: prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
                                                   "uninformative_dropped", "config") if k in prm_meta}
+        from hypergvl_dataset.provenance import provenance
+
         best_router.save_pretrained(out, prm={"source": str(cfg.prm), "sha256": key["prm_sha256"], **prm_info},
                                     metrics=metrics, history=state["history"],
-                                    training={k: v for k, v in cfg.resume_key().items() if k != "prm"})
+                                    training={k: v for k, v in cfg.resume_key().items() if k != "prm"},
+                                    provenance=provenance(cfg.resume_key(), seeds=[cfg.seed], device=str(acc.device)))
 
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, initial=state["global_step"], unit="step", desc="train WiseHyGR",
@@ -271,10 +338,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
             batch_problems = [train_set[i] for i in idx]
             enc = router.encode([p.description for p in batch_problems], [p.question for p in batch_problems])
             enc = {k: v.to(acc.device) for k, v in enc.items()}
-            targets = _targets(batch_problems, weights).to(acc.device)
             with acc.autocast():
                 logits = model(**enc).logits
-            loss = pair_loss(logits, targets)
+            loss = target_loss(logits, batch_problems, cfg.target, weights)
             acc.backward(loss)
             acc.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -292,18 +358,21 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
                 router.model = acc.unwrap_model(model)
                 metrics = {"epoch": epoch, "step": state["global_step"],
                            "train_loss": float(np.mean(running)) if running else float("nan"),
-                           **validate(router, val_set, cfg.eval_batch_size)}
+                           **validate(router, val_set, cfg.eval_batch_size, cfg.target)}
                 running = []
                 state["history"].append(metrics)
                 best = state["best"]
-                if best is None or (metrics["among_best"], -metrics["val_loss"]) > (best["among_best"],
-                                                                                   -best["val_loss"]):
+                if best is None or selection_key(metrics, cfg.select) > selection_key(best, cfg.select):
                     state["best"] = metrics
                     save_best(metrics)
+                elif cfg.patience is not None and end_of_epoch and \
+                        epoch - state["best"]["epoch"] >= cfg.patience:
+                    stop = True  # early stopping: no better epoch for `patience` epochs
                 if acc.is_main_process:
-                    logger.info("epoch %d step %d: train loss %.4f, val loss %.4f, top1 %.2f%%, among_best %.2f%%",
-                                epoch, metrics["step"], metrics["train_loss"], metrics["val_loss"], metrics["top1"],
-                                metrics["among_best"])
+                    logger.info("epoch %d step %d: train loss %.4f, val loss %.4f, top1 %.2f%%, among_best %.2f%%, "
+                                "routed %.2f%% (Top %.2f, Rand %.2f, oracle %.2f)", epoch, metrics["step"],
+                                metrics["train_loss"], metrics["val_loss"], metrics["top1"], metrics["among_best"],
+                                metrics["routed"], metrics["top"], metrics["rand"], metrics["oracle"])
                     with open(out / "metrics.jsonl", "a", encoding="utf-8") as f:
                         f.write(json.dumps(metrics) + "\n")
                 model.train()
@@ -351,7 +420,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--truncation-side", choices=["right", "left"], default=d.truncation_side,
                    help="which end of a long HO-Neigh description is cut (default right: its end); never the question")
     p.add_argument("--class-weights", action="store_true",
-                   help="balanced label weights against the imbalance (default: plain cross-entropy over the pairs)")
+                   help="balanced label weights against the imbalance (--target best only)")
+    p.add_argument("--target", choices=TARGETS, default=d.target,
+                   help=f"what is learnt (default {d.target}): regression = each combination's averaged accuracy "
+                        "(35 sigmoid outputs, BCE), soft = cross-entropy to the accuracies normalised over the 35, "
+                        "best = the paper's argmax labels (cross-entropy over the tied (p, R_p) pairs)")
+    p.add_argument("--no-header", action="store_true",
+                   help="feed the plain HO-Neigh description (default: preceded by '<n> vertices, <m> hyperedges.')")
+    p.add_argument("--select", choices=SELECTIONS, default=d.select,
+                   help="the kept epoch maximises the routed accuracy on validation (default) or among_best")
+    p.add_argument("--patience", type=int, default=d.patience,
+                   help="stop after this many epochs without a better validation score (default: run all epochs)")
     p.add_argument("--max-steps", type=int, help="stop after this many optimiser steps")
     p.add_argument("--checkpoint-every", type=int, help="also checkpoint every N steps (default: each epoch end)")
     p.add_argument("--keep-checkpoint", action="store_true", help="keep --out/checkpoint after finishing")
@@ -363,6 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr,
                           weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, max_length=args.max_length,
                           truncation_side=args.truncation_side, class_weights=args.class_weights,
+                          target=args.target, header=not args.no_header, select=args.select, patience=args.patience,
                           seed=args.seed, max_steps=args.max_steps, checkpoint_every=args.checkpoint_every,
                           keep_checkpoint=args.keep_checkpoint)
         state = train(cfg, progress=not args.no_progress)
@@ -374,7 +454,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not PartialState().is_main_process:
         return 0
     b = state["best"]
-    print(f"best: epoch {b['epoch']} step {b['step']}: top1 {b['top1']:.2f}%, among_best {b['among_best']:.2f}% "
+    print(f"best: epoch {b['epoch']} step {b['step']}: routed {b.get('routed', float('nan')):.2f}% (Top "
+          f"{b.get('top', float('nan')):.2f}, Rand {b.get('rand', float('nan')):.2f}, oracle "
+          f"{b.get('oracle', float('nan')):.2f}), top1 {b['top1']:.2f}%, among_best {b['among_best']:.2f}% "
           f"(val loss {b['val_loss']:.4f}); router saved to {args.out}")
     return 0
 

@@ -107,19 +107,22 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _WORD_VALUE = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
 _NUMBER = re.compile(
-    r"(?<![\w.\-])(\d+)(?![\w]|\.\d)"
+    r"(?<![\w.\-])(-?\d+(?:\.\d+)?)(?![\w]|\.\d)"
     r"|(?<![\w\-])(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS[1:10]) + r"))?(?![\w\-])"
     r"|(?<![\w\-])(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w\-])", re.IGNORECASE)
 # a restated question parameter ("degree 2", "order >= 3", "orders 3") is not the value
 _PARAMETER = re.compile(r"\b(?:degree|order)s?[ \t]*(?:of[ \t]+|is[ \t]+|=[ \t]*|>=[ \t]*|≥[ \t]*|>[ \t]*|"
                         r"at[ \t]+least[ \t]+)?\d+", re.IGNORECASE)
-_CUE_BEFORE = re.compile(r"(?:\b(?:is|are|was|be|total|length|flow|equals?|of|gives?|giving|get|gets|value|has|"
-                         r"have|contains?|exactly|count|answer)|[=:≈~])[\s:=(\[\"'“]*$", re.IGNORECASE)
+_CUE_BEFORE = re.compile(r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
+                         r"thus|hence|therefore|"
+                         r"(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|[=:≈~])[\s:=(\[\"'“]*$",
+                         re.IGNORECASE)
 _LEADING = re.compile(r"[\s\[({\"'“‘~≈]*")
 _OPERATOR_AFTER = re.compile(r"[ \t]*\)?[ \t]*(?:[+*×·]|-[ \t]*\(?[ \t]*\d)")
 _OPERATOR_BEFORE = re.compile(r"(?:[+*×·]|[\d)][ \t]*-)[ \t]*\(?[ \t]*$")
 _HEDGE_AFTER = re.compile(r"[ \t]*\)?[ \t]*,?[ \t]*\(?[ \t]*(?:\bor\b|/|\|)[ \t]*(?:maybe[ \t]+|possibly[ \t]+|"
                           r"perhaps[ \t]+)?", re.IGNORECASE)
+_BUT = re.compile(r"\b(?:but|although|though|however)\b", re.IGNORECASE)
 _HEDGE_BEFORE = re.compile(r"\b(?:either|between)[ \t]*$", re.IGNORECASE)
 _CORRECTION = re.compile(r"\b(?:actually|wait|correction|on second thought|i mean|let me recount)\b", re.IGNORECASE)
 _NOT_COUNT_ONE = re.compile(r"\b(?:the|this|that|each|every|any|no)[ \t]+$", re.IGNORECASE)
@@ -127,14 +130,21 @@ _ONE_FOLLOWERS = re.compile(r"[ \t]+(?:of|another|by)\b", re.IGNORECASE)
 _NO_PATH = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|possible[ \t]+)?(?:path|route)\b|\bunreachable\b|"
                       r"\bnot[ \t]+(?:be[ \t]+)?reachable\b|\bcannot[ \t]+be[ \t]+reached\b|"
                       r"\bpath[ \t]+does[ \t]+not[ \t]+exist", re.IGNORECASE)
+_NONE_COUNTED = re.compile(r"\bnone\b|\bno[ \t]+(?:such[ \t]+)?(?:vertices|vertex|nodes?|hyper-?edges?|edges?)\b",
+                           re.IGNORECASE)
 _NO_FLOW = re.compile(r"\bno[ \t]+(?:positive[ \t]+|feasible[ \t]+)?flow\b", re.IGNORECASE)
-_CONDITIONAL_BEFORE = re.compile(r"\bif[ \t]+(?:there[ \t]+is[ \t]+)?$", re.IGNORECASE)
+# "If no path exists, answer “No path”", "[number or No path]": a condition, a quoted instruction, an alternative
+_CONDITIONAL_BEFORE = re.compile(r"\bif[ \t]+(?:there[ \t]+is[ \t]+)?$|\bor[ \t]+$|\b(?:answer|format|as)[ \t]*[\"“'‘]$",
+                                 re.IGNORECASE)
 
 
 def _to_int(token: re.Match) -> int | str:
     digits, tens, unit, word = token.groups()
     if digits is not None:
-        return "overflow" if len(digits) > MAX_DIGITS else int(digits)
+        whole, _, fraction = digits.partition(".")
+        if len(whole.lstrip("-")) > MAX_DIGITS:
+            return "overflow"
+        return int(whole) if not fraction.strip("0") else digits  # "6.0" is 6; "6.5" is a (wrong) value
     if tens is not None:
         return _WORD_VALUE[tens.lower()] + (_WORD_VALUE[unit.lower()] if unit else 0)
     return _WORD_VALUE[word.lower()]
@@ -162,6 +172,8 @@ def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = N
             continue  # an operand of a sum, not the value
         if other_unit is not None and other_unit.match(region, end):
             continue  # a count of something the question does not ask about
+        if _CONDITIONAL_BEFORE.search(window):
+            continue  # 'If no flow exists, answer "0"' is the instruction
         tokens.append((start, end, value, bool(_CUE_BEFORE.search(window))))
     if not tokens:
         return None, -1
@@ -182,6 +194,10 @@ def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = N
     hedge = _HEDGE_AFTER.match(region, end)
     if hedge and _NUMBER.match(region, hedge.end()) or _HEDGE_BEFORE.search(region, max(0, start - _WINDOW), start):
         return None, -1  # "3 or 4", "either 3 or 4", "between 3 and 4"
+    stop = _SENTENCE_END.search(region, end)
+    but = _BUT.search(region, end, stop.start() if stop else len(region))
+    if but and any(v != value for _, _, v in _numbers(region[but.end():stop.start() if stop else len(region)])):
+        return None, -1  # "I get 2, but the image suggests 3"
     return value, start
 
 
@@ -212,8 +228,8 @@ def parse_int(response: object, allow_no_path: bool = False, allow_no_flow: bool
             region, anchored = region[correction.end():], False
     value, at = _stated_value(region, anchored, other_unit)
     phrase = _NO_PATH if allow_no_path else _NO_FLOW if allow_no_flow else None
-    if phrase is None:
-        return value
+    if phrase is None:  # a count: "none" / "no vertices of degree 2" is 0
+        return value if value is not None or _phrase_at(_NONE_COUNTED, region) < 0 else 0
     said = _phrase_at(phrase, region)
     if said < 0:
         return value

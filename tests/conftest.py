@@ -59,3 +59,14 @@ def tiny_llm(tmp_path_factory) -> Path:
     from tiny_models import make_tiny_llm
 
     return make_tiny_llm(tmp_path_factory.mktemp("tiny-llm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_architectures(tmp_path_factory) -> dict:
+    """A tiny checkpoint of every architecture of the matrix (``tiny_models.ARCHITECTURES``), built once per session:
+    name -> (folder, Arch)."""
+    pytest.importorskip("torch")
+    from tiny_models import ARCHITECTURES
+
+    root = tmp_path_factory.mktemp("architectures")
+    return {name: (arch.build(root / name), arch) for name, arch in ARCHITECTURES.items()}

@@ -364,12 +364,13 @@ def make_tiny_gemma3(folder: Path) -> Path:
     config = Gemma3Config(
         vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                            image_size=16, patch_size=4),
-        text_config=dict(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        text_config=dict(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=1, head_dim=8, initializer_range=0.5,
-                         sliding_window=16, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                         query_pre_attn_scalar=8, sliding_window=4096, layer_types=["full_attention"] * 2,
+                         tie_word_embeddings=False, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
                          eos_token_id=tok.eos_token_id),
         mm_tokens_per_image=4, image_token_index=tok.image_token_id, boi_token_index=tok.boi_token_id,
-        eoi_token_index=tok.convert_tokens_to_ids("<end_of_image>"), initializer_range=0.5)
+        eoi_token_index=tok.convert_tokens_to_ids("<end_of_image>"), initializer_range=0.5, tie_word_embeddings=False)
     return _save(folder, Gemma3ForConditionalGeneration, config, processor)
 
 

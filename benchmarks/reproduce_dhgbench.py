@@ -199,6 +199,10 @@ BEHAVIOUR_SUFFIX = "+dhgbench"
 TASK_OF = {"node": ("cora", "cora-ca", "twitch-gamers"), "hyperedge": ("cora", "cora-ca"), "graph": _GRAPH_SETS,
            "fairness": ("german", "bail", "credit")}
 FAIRNESS_POINTS = ROOT / "space" / "seed_studies" / "fairness"
+#: the shipped per-seed points of the trained rows (``--points``, ``--export-points``)
+POINTS = ROOT / "benchmarks" / "results" / "points"
+POINT_SCHEMA = "hypergvl.reproduction.point"
+PRE_PROVENANCE = "pre-provenance: written before results recorded their commit"
 
 
 def within(ours: float, paper: tuple[float, float]) -> bool:
@@ -210,12 +214,71 @@ def _fmt(v: tuple[float, float] | None) -> str:
     return "-" if v is None else f"{v[0]:.2f} ± {v[1]:.2f}"
 
 
+def _commits(provenances: list[dict]) -> list[str]:
+    """The distinct commits of the records (``<commit>+dirty`` where the tree was dirty; the pre-provenance
+    marker for records without one), in first-seen order."""
+    out = []
+    for rec in provenances:
+        tag = PRE_PROVENANCE if not rec.get("commit") else rec["commit"][:12] + ("+dirty" if rec.get("dirty") else "")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def config_difference(saved: dict, now: dict) -> str | None:
+    """How a point's resolved ``config`` differs from the one today's code resolves (``None``: the same). A point
+    written before configs recorded the model's constructor defaults (``model_defaults``) is compared on the rest;
+    the caller says that its defaults are unrecorded."""
+    if "model_defaults" not in saved:
+        now = {k: v for k, v in now.items() if k != "model_defaults"}
+    return None if saved == now else TR._dict_diff(saved, now)
+
+
+def export_points(run_dir: Path, dest: Path) -> list[Path]:
+    """The per-seed points of a run folder (``config.json`` and ``runs/run_<k>.json``) as small JSON files
+    ``dest/seed<k>.json``: the seed's selected test and validation metrics, its resolved config and provenance
+    (no checkpoints, histories or timings beyond the epoch count)."""
+    config = json.loads((run_dir / "config.json").read_text())
+    written = []
+    for k in range(TR.finished_runs(run_dir)):
+        rec = json.loads((run_dir / "runs" / f"run_{k}.json").read_text())
+        doc = {"schema": POINT_SCHEMA, "schema_version": 1, "model": config["model"], "dataset": config["dataset"],
+               "task": config["task"], "folder": run_dir.name, "seed": rec["seed"], "metrics": rec["metrics"],
+               "selected_epoch": rec["selected_epoch"], "epochs_run": rec["epochs_run"],
+               "config": config["config"], "provenance": rec.get("provenance") or {"commit": None,
+                                                                                   "note": PRE_PROVENANCE}}
+        TR.write_json_atomic(dest / f"seed{rec['seed']}.json", doc)
+        written.append(dest / f"seed{rec['seed']}.json")
+    return written
+
+
+def points_summary(folder: Path, now: dict) -> tuple[dict | None, str | None]:
+    """``(summary, None)`` from the per-seed points in ``folder`` (seeds 0..k-1: mean and population std of
+    every test metric), or ``(None, why)``: no points, a gap in the seeds, or a point whose config differs from
+    ``now`` (today's resolved config of the row)."""
+    docs = sorted((json.loads(p.read_text()) for p in folder.glob("seed*.json")), key=lambda d: d["seed"])
+    if not docs:
+        return None, "not run"
+    if [d["seed"] for d in docs] != list(range(len(docs))):
+        return None, f"seeds {[d['seed'] for d in docs]} are not 0..{len(docs) - 1}"
+    for d in docs:
+        if diff := config_difference(d["config"], now):
+            return None, f"seed {d['seed']} trained under another configuration ({diff})"
+    names = sorted(set.intersection(*(set(d["metrics"]["test"]) for d in docs)))
+    test = {k: dict(zip(("mean", "std"), TR.mean_std([d["metrics"]["test"][k] for d in docs]))) for k in names}
+    return {"test_metrics": test, "runs": docs, "provenance": [d.get("provenance") or {} for d in docs],
+            "defaults_recorded": all("model_defaults" in d["config"] for d in docs)}, None
+
+
 def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root: str | None,
-            protocols: dict[str, str] | None = None, report_only: bool = False, behaviour: bool = False) -> dict:
+            protocols: dict[str, str] | None = None, report_only: bool = False, behaviour: bool = False,
+            points: Path | None = None) -> dict:
     """One model x dataset x task: train (or reuse finished runs; with ``report_only`` only read a finished
-    summary) and compare with the paper. ``protocols`` maps a task with protocols to the one to use (default:
+    summary; with ``points`` read the row's per-seed points under ``points/<model>/<dataset>/<folder>``, trains
+    nothing) and compare with the paper. ``protocols`` maps a task with protocols to the one to use (default:
     ``paper``). ``behaviour``: with the model's :data:`REFERENCE_BEHAVIOURS` options for the task (which it must
-    have), in a folder of its own."""
+    have), in a folder of its own. A finished folder or point set trained under another configuration than the
+    one the code resolves now is ``stale`` and not compared."""
     row = {"task": task, "dataset": dataset, "model": model, "metric": TR.get_task(task).metric}
     overrides, run_dir = (), out / model / dataset / task
     if task in PROTOCOLS:
@@ -237,7 +300,16 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         row.update(status="refused", note=refusal)
         return row
     t0 = time.perf_counter()
-    if report_only:
+    row["folder"] = run_dir.name
+    if points is not None:
+        now = TR.config_doc(model, dataset, task, TR.resolve_config(model, task, dataset, None, overrides))
+        summary, why = points_summary(points / model / dataset / run_dir.name, now["config"])
+        if summary is None:
+            row.update(status="not run") if why == "not run" else row.update(status="stale", note=why)
+            return row
+        row["commits"] = _commits(summary["provenance"])
+        summary["mean"], summary["std"] = (summary["test_metrics"][row["metric"]][k] for k in ("mean", "std"))
+    elif report_only:
         path = run_dir / "summary.json"
         if not path.exists():
             row.update(status="not run")
@@ -247,6 +319,7 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
             row.update(status="stale", note=f"trained under another configuration ({diff})")
             return row
         summary = json.loads(path.read_text())
+        row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])
     else:
         try:  # a folder holding more finished runs than asked is summarised over all of them
             summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
@@ -255,6 +328,7 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         except TR.ConfigError as e:
             row.update(status="skipped", note=str(e))
             return row
+        row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])
     row["ours"] = (summary["mean"], summary["std"])
     row["runs"] = len(summary["runs"])
     if second:
@@ -276,7 +350,9 @@ def fairness_cells(root: Path) -> dict[tuple[str, str], dict]:
 
 
 def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -> dict:
-    """One model x fairness dataset: the study's test accuracy (mean ± std over its seeds) beside Table A8's."""
+    """One model x fairness dataset: the study's test accuracy (mean ± std over its seeds) beside Table A8's.
+    As in :func:`run_row`, a cell whose seed points were trained under another configuration than the one the
+    code resolves now (the study's ``--set`` overrides applied) is ``stale`` and not compared."""
     row = {"task": "fairness", "dataset": dataset, "model": model, "metric": "accuracy", "paper2": None,
            "paper": study_paper.paper_value(model, dataset, "accuracy")}
     oom = row["paper"] is None and dataset in study_paper.TABLE_A8.get(model, {})
@@ -285,8 +361,16 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -
         row["status"] = "not run" if cell is None else cell["status"]
         row["status"] += " (paper OOM)" if oom else ""
         return row
+    docs = [json.loads(Path(p).read_text()) for p in cell.get("_points") or [] if p]
+    now = TR.config_doc(model, dataset, "node", TR.resolve_config(model, "node", dataset, None,
+                                                                  cell.get("overrides") or ()))["config"]
+    for d in docs:
+        if diff := config_difference(d.get("config") or {}, now):
+            row.update(status="stale", note=f"seed {d['seed']} trained under another configuration ({diff})")
+            return row
     acc = cell["metrics"]["test"]["accuracy"]
-    row.update(ours=(acc["mean"], acc["std"]), runs=cell["runs"], source=cell.get("_path"))
+    row.update(ours=(acc["mean"], acc["std"]), runs=cell["runs"], source=cell.get("_path"),
+               commits=_commits([d.get("provenance") or {} for d in docs]))
     row["status"] = ("paper OOM" if oom else "no paper number") if row["paper"] is None else (
         "pass" if within(row["ours"][0], row["paper"]) else "miss")
     return row
@@ -316,6 +400,24 @@ def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
     for status, names in rest.items():
         lines.append(f"{status[0].upper()}{status[1:]} ({len(names)}): " + "; ".join(names) + ".")
     return "\n".join(lines)
+
+
+def table_rows(doc: list | dict) -> list[dict]:
+    """The rows of a ``table.json``: version 2 holds them under ``rows`` beside its provenance; version 1 (before
+    provenance) is the bare list."""
+    return doc if isinstance(doc, list) else doc["rows"]
+
+
+def render_provenance(rows: list[dict]) -> str:
+    """One line: how many finished rows come from each commit (or carry no provenance)."""
+    count: dict[str, int] = {}
+    for r in rows:
+        for c in r.get("commits", []):
+            count[c] = count.get(c, 0) + 1
+    if not count:
+        return "Provenance: no finished row."
+    return "Provenance (finished rows per commit their seeds were trained at): " + "; ".join(
+        f"{c}: {n}" for c, n in count.items()) + "."
 
 
 def render(rows: list[dict]) -> str:
@@ -385,6 +487,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     p.add_argument("--report-only", action="store_true",
                    help="train nothing: tabulate the finished results under --out (missing rows read 'not run')")
+    p.add_argument("--points", type=Path, default=None,
+                   help="train nothing: tabulate the rows from the per-seed points under this folder (the shipped "
+                        "ones: benchmarks/results/points); a point trained under another config than today's is stale")
+    p.add_argument("--export-points", type=Path, default=None,
+                   help="after tabulating, write the per-seed points of every finished row under --out to this folder")
     p.add_argument("--reference-behaviour", action="store_true",
                    help="also train (or, with --report-only, read) each row whose model has options reproducing "
                         "DHG-Bench's code (REFERENCE_BEHAVIOURS) with them, and tabulate those rows separately")
@@ -409,13 +516,13 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     row = run_row(model, dataset, task, args.runs, args.out, args.raw_root,
                                   {"hyperedge": args.hyperedge_protocol, "graph": args.graph_protocol},
-                                  args.report_only)
+                                  args.report_only, points=args.points)
                 rows.append(row)
                 _progress(task, dataset, model, row)
                 if args.reference_behaviour and task in REFERENCE_BEHAVIOURS.get(model, {}):
                     pairs.append((row, run_row(model, dataset, task, args.runs, args.out, args.raw_root,
                                                {"hyperedge": args.hyperedge_protocol, "graph": args.graph_protocol},
-                                               args.report_only, behaviour=True)))
+                                               args.report_only, behaviour=True, points=args.points)))
                     _progress("", "", "  " + BEHAVIOUR_SUFFIX, pairs[-1][1])
     if not rows:
         print("nothing to run: no requested dataset belongs to a requested task", file=sys.stderr)
@@ -424,9 +531,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.reference_behaviour:
         table += ("\n\nWith DHG-Bench's code behaviour (--reference-behaviour; README, table of reference "
                   "behaviours)\n\n" + render_behaviours(pairs))
+    table += "\n\n" + render_provenance(rows + [r for _, r in pairs])
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
-    TR.write_json_atomic(args.out / "table.json", rows + [r for _, r in pairs])
+    if args.export_points is not None:
+        for r in rows + [r for _, r in pairs]:
+            if r["task"] != "fairness" and r["status"] in ("pass", "miss", "no paper number"):
+                export_points(args.out / r["model"] / r["dataset"] / r["folder"],
+                              args.export_points / r["model"] / r["dataset"] / r["folder"])
+    from hypergvl_dataset.provenance import provenance
+
+    TR.write_json_atomic(args.out / "table.json", {"schema": "hypergvl.reproduction.table", "schema_version": 2,
+                                                   "provenance": provenance(vars(args)),
+                                                   "rows": rows + [r for _, r in pairs]})
     tmp = args.out / ".table.md.tmp"
     tmp.write_text(table + "\n")
     tmp.replace(args.out / "table.md")

@@ -8,6 +8,7 @@ import pytest
 
 from benchmark_scripts import load_script
 
+from models import train as TR
 from models.study import common
 
 PART2 = ("LEGCN", "HyperND", "PhenomNN", "SheafHyperGNN", "HJRL", "DPHGNN", "HyperGT", "EHNN", "T-HyperGNN")
@@ -35,12 +36,19 @@ def test_paper_tables_cover_part_two(rd):
     assert rd.PAPER[("graph", "twitter-friend")]["macro_f1"]["HyperGT"] == (47.49, 5.11)
 
 
-def _point(root: Path, model: str, dataset: str, seed: int, acc: float, status: str = "ok") -> None:
+def _config(model: str, dataset: str, task: str = "node", overrides=()) -> dict:
+    """The resolved config today's code gives the row, as a point stores it (JSON round trip)."""
+    return TR.config_doc(model, dataset, task, TR.resolve_config(model, task, dataset, None, overrides))["config"]
+
+
+def _point(root: Path, model: str, dataset: str, seed: int, acc: float, status: str = "ok",
+           config: dict | None = None) -> None:
     eff = {"train_time_to_best_val_s": 1.0, "epoch_time_s": 0.1, "best_val_epoch": 10, "epochs_run": 10,
            "time_to_best_val_with_eval_s": 1.2, "peak_memory_mib": 500.0, "memory_method": "m", "time_method": "t",
            "device": "cpu"}
     metrics = {part: {"accuracy": acc, "delta_dp": 1.0, "delta_eo": 1.0} for part in ("test", "val")}
-    fields = {"seed": seed, "metrics": metrics, "efficiency": eff} if status == "ok" else {"seed": seed}
+    fields = {"seed": seed, "metrics": metrics, "efficiency": eff,
+              "config": config or _config(model, dataset)} if status == "ok" else {"seed": seed}
     doc = common.make_point("fairness", model, dataset, status, **fields)
     path = root / "points" / dataset / model / f"seed{seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +77,7 @@ def test_fairness_rows(rd, tmp_path, capsys):
     table = (out / "table.md").read_text()
     assert "| fairness | german | LEGCN | accuracy | 71.50 ± 1.50 | 2 | 70.88 ± 3.22 | +0.62 | pass |" in table
     assert "1 of 2 comparable results pass" in table
-    assert [r["status"] for r in json.loads((out / "table.json").read_text())] == ["pass", "not run", "not run",
+    assert [r["status"] for r in rd.table_rows(json.loads((out / "table.json").read_text()))] == ["pass", "not run", "not run",
                                                                                   "miss"]
     capsys.readouterr()
     assert rd.main(["--models", "LEGCN", "--datasets", "german", "--tasks", "fairness", "--fairness-points",
@@ -156,7 +164,7 @@ def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
     assert "Stale (1): SheafHyperGNN cora node." in second
     assert "EHNN" not in second
     assert not out.exists()
-    rows = json.loads((tmp_path / "table.json").read_text())
+    rows = rd.table_rows(json.loads((tmp_path / "table.json").read_text()))
     assert [(r["model"], "options" in r, r["status"]) for r in rows] == [
         ("DPHGNN", False, "miss"), ("EHNN", False, "pass"), ("HyperND", False, "not run"),
         ("SheafHyperGNN", False, "not run"), ("DPHGNN", True, "pass"), ("HyperND", True, "not run"),

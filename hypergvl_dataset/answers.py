@@ -35,15 +35,20 @@ _WINDOW = 40  # characters a look-back inspects before a token
 _THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
 _MARKER = re.compile(r"(?<![A-Za-z])(?:ans|answer)s?[ \t]*:", re.IGNORECASE)
 _QUOTE_AFTER = re.compile(r"[ \t]*[”\"'’»]")
-_LATEX = re.compile(r"\\(?:boxed|text|textbf|mathrm|mathbf|fbox)[ \t]*\{|\\[{}_]|\\(?:ldots|dots|cdots)|"
+_LATEX = re.compile(r"_\{\w{1,12}\}|\\(?:boxed|text|textbf|mathrm|mathbf|fbox)[ \t]*\{|\\[{}_]|\\(?:ldots|dots|cdots)|"
                     r"\\(?:rightarrow|to|longrightarrow)|\\(?:geq|ge)\b|\\[()\[\]]|\\,|[`$：＝]|\*\*|(?<![ \t])\*|\*(?![ \t])")
 _LATEX_MAP = {"\\{": "{", "\\}": "}", "\\_": "_", "\\ldots": "...", "\\dots": "...", "\\cdots": "...",
               "\\rightarrow": "->", "\\to": "->", "\\longrightarrow": "->", "\\geq": ">=", "\\ge": ">=",
               "：": ":", "＝": "="}
 
 
+def _latex(m: re.Match) -> str:
+    token = m.group()
+    return "_" + token[2:-1] if token.startswith("_{") else _LATEX_MAP.get(token, " ")  # v_{3} is v_3
+
+
 def _normalise(text: str) -> str:
-    return _LATEX.sub(lambda m: _LATEX_MAP.get(m.group(), " "), text)
+    return _LATEX.sub(_latex, text)
 
 
 def after_reasoning(response: object) -> str | None:
@@ -250,23 +255,16 @@ _SYMBOLIC_VERT = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?[a-zA-Z]\}?(?![A-Za-z0-9
 _GROUP = re.compile(r"[\[{(]([^\[\]{}()]*)[\]})]")
 _QUERY_VERTEX = re.compile(r"\b(?:of|for)[ \t]+(?:the[ \t]+)?(?:vertex[ \t]+|node[ \t]+)?[vV]_?\{?\d+\}?"
                            r"|[vV]_?\{?\d+\}?['’]s\b", re.IGNORECASE)
-_EDGE_NAME_BEFORE = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*[=:]?[ \t]*$")
+_EDGE_DEFINITION = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*[=:]?[ \t]*[\[{(][^\[\]{}()]*[\]})]")  # "e1 = {v1,v3}"
+_LIST_FILLER = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?(?:\d+|[a-zA-Z])\}?(?![A-Za-z0-9_])|\b(?:and|or)\b|[\s,;:&+./…]")
 _EMPTY = re.compile(r"\bno[ \t]+(?:n-)?neighbou?rs?\b|\bnone\b|\bempty\b|∅|\bno[ \t]+(?:such[ \t]+)?vertices\b|"
                     r"\bnot[ \t]+have[ \t]+any[ \t]+neighbou?rs?\b|\bisolated\b", re.IGNORECASE)
 _OR_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:\bor\b|/)[ \t]*[\[{(]", re.IGNORECASE)
 
 
 def _vertex_groups(region: str) -> list[re.Match]:
-    """Bracketed groups naming vertices (or empty), not the hyperedges of an explanation (``e1 = {v1,v3}``)."""
-    out = []
-    for m in _GROUP.finditer(region):
-        body = m.group(1)
-        if body.strip() and not _VERT.search(body) and not _SYMBOLIC_VERT.search(body):
-            continue
-        if _EDGE_NAME_BEFORE.search(region, max(0, m.start() - _WINDOW), m.start()):
-            continue
-        out.append(m)
-    return out
+    """Bracketed lists of vertices (or empty), not a parenthetical remark (``(through e0, containing v2)``)."""
+    return [m for m in _GROUP.finditer(region) if not _LIST_FILLER.sub("", m.group(1))]
 
 
 def _set_from(text: str) -> frozenset[int] | None:
@@ -282,12 +280,14 @@ def parse_vertex_set(response: object) -> frozenset[int] | None:
         return None
     region, anchored = found
     region = _QUERY_VERTEX.sub(lambda m: " " * len(m.group()), region)
+    region = _EDGE_DEFINITION.sub(lambda m: " " * len(m.group()), region)  # hyperedges of an explanation
     groups = _vertex_groups(region)
     if groups:
         group = groups[0] if anchored else groups[-1]
         if anchored and _OR_AFTER.match(region, group.end()):
             return None  # "{v1} or {v2}": two answers
         return _set_from(group.group(1))
+    region = _GROUP.sub(lambda m: " " * len(m.group()), region)  # no list in brackets: they hold remarks
     if anchored:
         sentence = _first_sentence(region)
         if _ELLIPSIS.search(sentence) or _SYMBOLIC_VERT.search(sentence):

@@ -62,6 +62,11 @@ and aggregates over their seeds (:func:`models.study.common.aggregate`: mean and
     (relative to ``DIR/<study>``).
 ``environment``, ``created``
     torch/python versions, threads, CUDA availability; the UTC time the point was written.
+``provenance``
+    :func:`hypergvl_dataset.provenance.provenance` of the process that trained the seed's run (commit, dirty
+    flag, package versions, resolved config, command line, seeds, device). Points written before it existed lack
+    it (readers use :func:`hypergvl_dataset.provenance.of`, ``{}`` for them); the shipped ones in
+    ``space/seed_studies`` carry a backfilled record with ``commit: null`` and ``pre_provenance: true``.
 
 Version 1 (still read, no longer written) kept one file per cell, ``points/<dataset>/<model>.json`` (robustness:
 ``.../<model>/r<ratio:.2f>.json``), with ``runs`` and ``seeds`` instead of ``seed``, every metric and timing as

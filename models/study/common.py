@@ -88,6 +88,11 @@ def make_point(study: str, model: str, dataset: str, status: str, **fields: Any)
            "task": "node", "status": status}
     doc.update(fields)
     doc.setdefault("environment", environment())
+    if "provenance" not in doc:  # seed_point passes the one of the process that trained the run
+        from hypergvl_dataset.provenance import provenance  # here: the package's __init__ pulls networkx
+
+        doc["provenance"] = provenance(doc.get("config"), seeds=[doc["seed"]] if "seed" in doc else None,
+                                       device=(doc.get("efficiency") or {}).get("device"))
     doc["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return _finite(doc)
 
@@ -143,6 +148,8 @@ def seed_point(study: str, model: str, dataset: str, summary: dict[str, Any], se
                **fields: Any) -> dict[str, Any]:
     """The version-2 ``ok`` point of run ``seed`` of a trainer summary (metrics and efficiency of that run)."""
     record = next(r for r in summary["runs"] if r["seed"] == seed)
+    if "provenance" in record:  # the process that trained the run; a run from before provenance gets this one's
+        fields.setdefault("provenance", record["provenance"])
     return make_point(study, model, dataset, "ok", seed=seed,
                       metrics={part: dict(record["metrics"][part]) for part in ("test", "val")},
                       efficiency=run_efficiency(record), select=summary["select"], config=summary["config"],

@@ -309,6 +309,19 @@ def test_points_are_versioned(tmp_path):
     assert C.read_point(path)["schema_version"] == 1
 
 
+def test_a_seed_point_carries_the_provenance_of_the_run_that_trained_it():
+    """A point made from a resumed summary names the process that trained the seed, not the one writing it; a
+    point of a run from before provenance gets the writer's record with the point's config and seed."""
+    run = {"seed": 1, "metrics": {"test": {"accuracy": 70.0}, "val": {"accuracy": 71.0}},
+           "train_time_to_best_val_s": 1.0, "epoch_time_s": {"mean": 0.1}, "best_val_epoch": 3, "epochs_run": 4,
+           "time_to_best_val_s": 1.2, "peak_memory_mib": 9.0, "memory_method": "m", "device": "cpu"}
+    trained = {"commit": "0" * 40, "dirty": False, "config": {"x": 1}, "seeds": [1]}
+    summary = {"select": "last", "config": {"x": 1}, "runs": [{**run, "provenance": trained}]}
+    assert C.seed_point("fairness", "M", "d", summary, 1)["provenance"] == trained
+    old = C.seed_point("fairness", "M", "d", {**summary, "runs": [run]}, 1)["provenance"]
+    assert old["seeds"] == [1] and old["config"] == {"x": 1} and old["device"] == "cpu" and "versions" in old
+
+
 # ------------------------------------------------------------------------------------------------ end to end
 
 def _md_cells(path: Path) -> list[list[str]]:

@@ -259,7 +259,7 @@ _EDGE_DEFINITION = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*[=:]?[ \t]*[\[{(][^\[\]{}
 _LIST_FILLER = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?(?:\d+|[a-zA-Z])\}?(?![A-Za-z0-9_])|\b(?:and|or)\b|[\s,;:&+./…]")
 _EMPTY = re.compile(r"\bno[ \t]+(?:n-)?neighbou?rs?\b|\bnone\b|\bempty\b|∅|\bno[ \t]+(?:such[ \t]+)?vertices\b|"
                     r"\bnot[ \t]+have[ \t]+any[ \t]+neighbou?rs?\b|\bisolated\b", re.IGNORECASE)
-_OR_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:\bor\b|/)[ \t]*[\[{(]", re.IGNORECASE)
+_OR_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:\bor\b|/)[ \t]*(?:[A-Za-z]+[ \t]*:?[ \t]*)?[\[{(]", re.IGNORECASE)
 
 
 def _vertex_groups(region: str) -> list[re.Match]:
@@ -313,6 +313,7 @@ _VERDICT = re.compile(r"\b(?:(not|non|aren't|isn't|never)[ \t-]*(?:be[ \t]+)?)?i
                       re.IGNORECASE)
 _CONDITIONAL = re.compile(r"\b(?:if|whether|iff|when)\b", re.IGNORECASE)
 _DEFINED = re.compile(r"isomorphic[ \t]*$", re.IGNORECASE)
+_BARE_YN = re.compile(r"[ \t\[(]*(?:yes|no)[ \t\])]*", re.IGNORECASE)
 _WORD_AFTER = re.compile(r"[ \t]+[A-Za-z]")
 
 
@@ -336,7 +337,7 @@ def parse_yes_no(response: object) -> str | None:
     sentences = _sentences(region)
     if not anchored:
         sentences.reverse()
-    for sentence, end in sentences:
+    for i, (sentence, end) in enumerate(sentences):
         if end == "?":
             continue  # a question is not a verdict
         if _PLACEHOLDER_YN.search(sentence):
@@ -345,10 +346,14 @@ def parse_yes_no(response: object) -> str | None:
         if condition:  # what follows "if" is a condition; "isomorphic if ..." is the definition, not a verdict
             sentence = _DEFINED.sub("", sentence[:condition.start()])
         verdicts = _verdicts(sentence, _LEADING.match(sentence).end())
-        if len(verdicts) == 1:
-            return verdicts.pop()
-        if verdicts:
+        if len(verdicts) > 1:
             return None  # both
+        if verdicts:
+            verdict = verdicts.pop()
+            if anchored and any(_BARE_YN.fullmatch(later) and later.strip(" \t[]()").lower() != verdict.lower()
+                                for later, _ in sentences[i + 1:]):
+                return None  # "No. Yes.": two answers
+            return verdict
     return None
 
 
@@ -367,6 +372,8 @@ def _colour_list(region: str) -> str:
     if not m:
         return region
     end = region.find(_CLOSE[m.group(1)], m.end())
+    if end >= 0 and _OR_AFTER.match(region, end + 1):
+        return ""  # two colourings
     return region[m.end():] if end < 0 else region[m.end():end]
 
 
@@ -411,7 +418,7 @@ def parse_coloring(response: object) -> dict[int, int] | list | None:
 _EDGE = re.compile(r"(?<![A-Za-z0-9_])[eE]_?\{?(\d+)\}?(?![A-Za-z0-9_])")
 _SYMBOLIC_EDGE = re.compile(r"(?<![A-Za-z0-9_])[eE]_?\{?[a-zA-Z]\}?(?![A-Za-z0-9_])")
 _BRACKET_NEXT = re.compile(r"[ \t]*([\[{(])")
-_NO_PLAN = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|strict[ \t]+)*(?:hyper)?(?:cycle|path)\b|"
+_NO_PLAN = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|strict[ \t]+|hamiltonian[ \t]+)*(?:hyper)?(?:cycle|path)\b|"
                       r"\bdoes[ \t]+not[ \t]+(?:exist|contain)\b|\bdo(?:es)?[ \t]+not[ \t]+have\b", re.IGNORECASE)
 
 

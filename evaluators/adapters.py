@@ -365,10 +365,6 @@ class HFAdapter:
             stage = "model"
             auto = _model_class(AutoConfig.from_pretrained(model, revision=revision), self.kind)
             loaded = auto.from_pretrained(model, revision=revision, dtype=dtype)
-        except OSError as exc:
-            if _looks_like_path(model) or "offline" in str(exc).lower() or "not a valid" in str(exc):
-                raise _load_error(model, exc) from None
-            raise ValueError(f"hf:{model}: cannot load its {stage}: {_first_line(exc)}") from None
         except ImportError as exc:
             raise ValueError(f"hf:{model}: its {stage} needs a package that is not installed: "
                              f"{_first_line(exc)}") from None

@@ -32,8 +32,10 @@ def _records(folder: Path) -> dict[str, dict]:
 
 
 def _results(folder: Path) -> dict:
+    """results.json without what differs between equal runs: latencies and the provenance (time, command)."""
     res = json.loads((folder / "results.json").read_text())
     res.pop("mean_latency_s")
+    res.pop("provenance")
     return res
 
 
@@ -313,8 +315,8 @@ def test_lvlm_text_only_prompt_has_no_image_token(small_build, tiny_llava):
     text_only = [expand(rows, ["n_set"], ["none"])[k] for k in range(2)]
     with_image = [expand(rows, ["n_set"], ["enc_hy"])[k] for k in range(2)]
     assert all(s["image"] is None for s in text_only)
-    (plain,) = adapter.prepare([Sample(s["prompt"], s["image"]) for s in text_only])
-    (vision,) = adapter.prepare([Sample(s["prompt"], s["image"]) for s in with_image])
+    plain = adapter.prepare([Sample(s["prompt"], s["image"]) for s in text_only])
+    vision = adapter.prepare([Sample(s["prompt"], s["image"]) for s in with_image])
     assert "pixel_values" not in plain and (plain["input_ids"] == image_token).sum() == 0
     assert (vision["input_ids"] == image_token).sum() > 0
 
@@ -351,6 +353,63 @@ def test_questions_only_set_reveals_no_answer_and_scores_like_the_full_build(sma
     scored, direct = _results(tmp_path / "scored"), _results(tmp_path / "direct")
     assert scored["scored"] and scored["scores"] == direct["scores"]
     assert _records(tmp_path / "scored") == _records(tmp_path / "direct")
+
+
+def test_score_regrades_a_run_graded_under_old_rules(small_build, tmp_path, capsys):
+    """A run folder from before scorer versions (no scorer_version, provenance, generation or finish_reason; its
+    verdicts made by other rules) is re-graded from its raw responses: the verdicts and scores of a fresh run under
+    the current rules, the current scorer_version, and the old folder untouched unless it is the --out."""
+    from hypergvl_dataset.answers import SCORER_VERSION
+
+    sel = ["--model", "baseline:random", "--tasks", "VC", "ISM", "SHC", "--visual-reps", "sh_inc", "--no-progress"]
+    fresh, old = tmp_path / "fresh", tmp_path / "old"
+    assert main(["evaluate", "--dataset", str(small_build), *sel, "--out", str(fresh)]) == 0
+    shutil.copytree(fresh, old)
+    res = json.loads((old / "results.json").read_text())
+    for key in ("scorer_version", "provenance", "generation", "finish_reasons", "truncated_share"):
+        res.pop(key)
+    res["scores"]["accuracy"] = 99.0
+    (old / "results.json").write_text(json.dumps(res))
+    lines = []
+    for line in (old / "samples.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        rec.pop("finish_reason")
+        rec.update(correct=not rec["correct"], parsed="an old rule's reading", unparsed=False)
+        lines.append(json.dumps(rec))
+    (old / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    before = (old / "samples.jsonl").read_bytes()
+
+    capsys.readouterr()
+    assert main(["report", str(old)]) == 0  # an old file is still read: no cut share, scorer version 1
+    assert "| baseline:random | 168 | - | - | 1 |" in capsys.readouterr().out
+    assert main(["score", str(old), "--dataset", str(small_build), "--out", str(tmp_path / "new")]) == 0
+    new = json.loads((tmp_path / "new" / "results.json").read_text())
+    assert new["scorer_version"] == SCORER_VERSION and new["scores"] == _results(fresh)["scores"]
+    assert new["provenance"]["config"]["previous_scorer_version"] == "1"
+    strip = lambda recs: {k: {f: v for f, v in r.items() if f != "finish_reason"} for k, r in recs.items()}  # noqa: E731
+    assert _records(tmp_path / "new") == strip(_records(fresh))
+    assert new["truncated_share"] is None and new["finish_reasons"] == {}  # the old log recorded no reasons
+    assert (old / "samples.jsonl").read_bytes() == before
+    assert main(["score", str(old), "--dataset", str(small_build), "--out", str(old)]) == 0  # in place
+    assert _results(old)["scores"] == _results(fresh)["scores"] and _results(old)["scorer_version"] == SCORER_VERSION
+
+
+def test_openai_finish_reasons_reach_the_log_results_and_report(small_build, tmp_path, capsys):
+    out = tmp_path / "cut"
+    with serve(delay=lambda p: 0.0) as chat:
+        chat.script.extend(["length"] * 2)
+        assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url", chat.base_url,
+                     "--tasks", "VC", "--text-reps", "n_set", "--visual-reps", "enc_hy", "--concurrency", "1",
+                     "--max-new-tokens", "64", "--out", str(out), "--no-progress"]) == 0
+        assert {r["body"]["max_tokens"] for r in chat.requests} == {64}
+    recs = _records(out)
+    assert sorted(r["finish_reason"] for r in recs.values()) == ["length"] * 2 + ["stop"] * 6
+    res = _results(out)
+    assert res["truncated_share"] == 0.25 and res["finish_reasons"] == {"length": 2, "stop": 6}
+    assert res["generation"] == {"max_tokens": 64, "temperature": 0.0}
+    assert "25.0% cut at the token limit" in capsys.readouterr().out
+    assert main(["report", str(out)]) == 0
+    assert "| m | 8 | 25.0% | 64 |" in capsys.readouterr().out
 
 
 def test_score_refuses_another_build(small_build, tmp_path, capsys):
@@ -391,6 +450,17 @@ def test_bad_model_paths_give_one_line_and_keep_answers(small_build, tmp_path, c
     bert = make_tiny_encoder(tmp_path / "bert")
     _one_line_exit_2(capsys, ["evaluate", *sel, "--model", f"hf:{bert}"], out, before,
                      "neither an image-text-to-text model nor a causal language model")
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    (unknown / "config.json").write_text(json.dumps({"model_type": "hypergvl-no-such-arch", "architectures": ["X"]}))
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", f"hf:{unknown}"], out, before,
+                     "transformers cannot read its config.json")
+    broken = tmp_path / "broken"  # a config but no tokenizer and no weights, as a half-finished download leaves it
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 8, "vocab_size": 16,
+                                                    "intermediate_size": 8, "num_hidden_layers": 1,
+                                                    "num_attention_heads": 2}))
+    _one_line_exit_2(capsys, ["evaluate", *sel, "--model", f"hf:{broken}"], out, before, f"hf:{broken}: cannot load")
     with serve() as chat:
         api = ["--model", "openai:m", "--base-url", chat.base_url, "--concurrency", "1", "--max-retries", "0"]
         out = tmp_path / "api"
@@ -399,6 +469,24 @@ def test_bad_model_paths_give_one_line_and_keep_answers(small_build, tmp_path, c
         before = (out / "samples.jsonl").read_text()
         chat.script.extend(["garbage"] * 4)
         _one_line_exit_2(capsys, ["evaluate", *sel, *api], out, before, "non-JSON")
+
+
+def test_a_missing_optional_package_is_one_line(small_build, tiny_llava, tmp_path, capsys, monkeypatch):
+    """A processor that needs a package the environment lacks (torchvision, num2words) raises ImportError inside
+    transformers: one line naming it, exit 2, no traceback."""
+    import transformers
+
+    def needs_torchvision(*args, **kwargs):
+        raise ImportError("Qwen2VLImageProcessor requires the Torchvision library but it was not found in your "
+                          "environment.\nCheck out the instructions on the installation page.")
+
+    monkeypatch.setattr(transformers.AutoProcessor, "from_pretrained", needs_torchvision)
+    out = tmp_path / "o"
+    assert main(["evaluate", "--dataset", str(small_build), "--model", f"hf:{tiny_llava}", "--tasks", "VC",
+                 "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "needs a package that is not installed" in err and "Torchvision" in err, err
+    assert not out.exists()
 
 
 def test_an_output_folder_holds_one_run(small_build, tmp_path, capsys):

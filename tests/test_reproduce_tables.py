@@ -170,3 +170,92 @@ def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
         ("SheafHyperGNN", False, "not run"), ("DPHGNN", True, "pass"), ("HyperND", True, "not run"),
         ("SheafHyperGNN", True, "stale")]
     assert "restriction_grad" in rows[-1]["note"]
+
+
+# ------------------------------------------------------------------------------ shipped tables from shipped points
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "benchmarks" / "results" / "reproduction.md"
+
+
+def _shipped_command() -> list[str]:
+    """The arguments of the command the shipped table's header names (``Produced by `python ...```)."""
+    import shlex
+    line = next(x for x in SHIPPED.read_text().splitlines() if x.startswith("Produced by `"))
+    args = shlex.split(line.split("`")[1])
+    assert args[:2] == ["python", "benchmarks/reproduce_dhgbench.py"] and "--points" in args
+    return args[2:]
+
+
+def test_shipped_reproduction_table_is_rebuilt_from_its_points(rd, tmp_path, capsys):
+    """benchmarks/results/reproduction.md is what the script prints from the shipped per-seed points (trained rows
+    under benchmarks/results/points, fairness rows from space/seed_studies/fairness) with today's code: every
+    point's config equals what the code resolves now, or its row would read stale and the table would differ."""
+    assert rd.main(_shipped_command() + ["--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    rebuilt = (tmp_path / "table.md").read_text()
+    assert SHIPPED.read_text().endswith("\n" + rebuilt)
+    rows = rd.table_rows(json.loads((tmp_path / "table.json").read_text()))
+    assert not [r for r in rows if r["status"] == "stale"]
+    trained = [r for r in rows if r["task"] != "fairness" and r["status"] in ("pass", "miss")]
+    assert trained and all(not any(c.startswith("pre-provenance") for c in r["commits"]) for r in trained)
+
+
+def test_a_changed_default_marks_the_affected_shipped_points_stale(rd, monkeypatch):
+    """Flip HyperND's constructor default label_diffusion (as the code once had it): its shipped Cora points,
+    trained with label diffusion, become stale; HGNN's are untouched."""
+    from models.nn import MODELS
+    init = MODELS["HyperND"].__init__
+    monkeypatch.setattr(init, "__kwdefaults__", {**init.__kwdefaults__, "label_diffusion": False})
+    row = rd.run_row("HyperND", "cora", "node", 2, Path("unused"), None, points=rd.POINTS)
+    assert row["status"] == "stale" and "model_defaults.label_diffusion: saved True, now False" in row["note"]
+    assert rd.run_row("HGNN", "cora", "node", 5, Path("unused"), None, points=rd.POINTS)["status"] == "pass"
+
+
+def test_stale_fairness_points_are_not_compared(rd, tmp_path):
+    cfg = _config("LEGCN", "german")
+    cfg["trainer"]["lr"] = 0.5  # trained under another learning rate than the shipped config's
+    _point(tmp_path, "LEGCN", "german", 0, 70.0, config=cfg)
+    row = rd.fairness_row("LEGCN", "german", rd.fairness_cells(tmp_path))
+    assert row["status"] == "stale" and "trainer.lr: saved 0.5" in row["note"]
+
+
+def test_points_round_trip_a_run_folder(rd, tmp_path):
+    """export_points writes one small file per seed that points_summary reads back to the folder's mean and
+    population std; a seed gap is refused."""
+    run = tmp_path / "run" / "node"
+    doc = {"model": "HGNN", "dataset": "cora", "task": "node", "config": _config("HGNN", "cora")}
+    (run / "runs").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(doc))
+    for k, acc in enumerate((70.0, 74.0)):
+        rec = {"seed": k, "metrics": {"test": {"accuracy": acc}, "val": {"accuracy": 1.0}}, "selected_epoch": 100,
+               "epochs_run": 100, "history": [{"epoch": 1}] * 100}
+        (run / "runs" / f"run_{k}.json").write_text(json.dumps(rec))
+    dest = tmp_path / "points"
+    assert [p.name for p in rd.export_points(run, dest)] == ["seed0.json", "seed1.json"]
+    assert "history" not in json.loads((dest / "seed0.json").read_text())
+    summary, why = rd.points_summary(dest, doc["config"])
+    assert why is None and summary["test_metrics"]["accuracy"] == {"mean": 72.0, "std": 2.0}
+    (dest / "seed0.json").unlink()
+    assert rd.points_summary(dest, doc["config"]) == (None, "seeds [1] are not 0..0")
+
+
+def test_legacy_table_fairness_rows_equal_the_shipped_points(rd):
+    """reproduce_nine.md's trained rows cannot be rebuilt (their run folders were never shipped), but its fairness
+    rows read the shipped study points: each equals what those points give today."""
+    text = (ROOT / "benchmarks" / "results" / "reproduce_nine.md").read_text()
+    lines = [x for x in text.split("With DHG-Bench's code behaviour")[0].splitlines() if x.startswith("| fairness |")]
+    assert len(lines) == 27
+    cells = rd.fairness_cells(rd.FAIRNESS_POINTS)
+    for line in lines:
+        _, _, ds, model, *_ = [c.strip() for c in line.split("|")]
+        assert rd.render([rd.fairness_row(model, ds, cells)]).splitlines()[2] == line
+
+
+def test_readme_counts_are_generated_from_the_shipped_tables(rd):
+    readme = (ROOT / "README.md").read_text()
+    assert rd.counts_block() in readme
+    for name in rd.COUNTED_TABLES:  # the block's totals agree with each table's own pass line
+        text = (ROOT / name).read_text()
+        first = rd.count_summary(rd.markdown_rows(text)[0]).split(" comparable")[0]
+        assert f"\n{first} comparable results pass (" in text, name

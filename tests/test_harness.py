@@ -38,14 +38,22 @@ def test_random_baseline_is_at_chance(runs):
 
 
 def test_submission_format_and_sample_log(runs, small_build):
+    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl_dataset.provenance import of
+
     r = _results(runs / "symbolic")
+    assert r["scorer_version"] == SCORER_VERSION and r["generation"] is None
+    assert r["finish_reasons"] == {"stop": r["num_samples"]} and r["truncated_share"] == 0.0
+    prov = of(r)
+    assert prov["config"]["model"] == "baseline:symbolic" and prov["config"]["batch_size"] == 8
+    assert prov["versions"]["transformers"] and "created" in prov
     assert r["model"] == {"name": "baseline:symbolic", "type": "baseline", "revision": None, "num_parameters": 0}
     assert r["num_samples"] == 5 * 8 * 7 and r["selection"]["visual_reps"] == ["bi_inc"]
     assert set(r["dataset"]["sha256"]) == {str(p.relative_to(small_build)) for p in small_build.glob("data/*/*.parquet")}
     lines = (runs / "symbolic" / "samples.jsonl").read_text().splitlines()
     rec = json.loads(lines[0])
     assert {"id", "meta_id", "task", "text_rep", "visual_rep", "response", "parsed", "correct", "unparsed",
-            "latency_s"} <= set(rec)
+            "latency_s", "finish_reason"} <= set(rec)
 
 
 def test_resume_skips_answered_samples(small_build, tmp_path):
@@ -69,6 +77,10 @@ def test_report_tables_and_heatmap(runs, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| Model | VC | HEC | Ne | DVC | OEC | ONe | OSP | OMF | ISM | 3-CL | SHC | HHM | Avg.U | Avg.R |" in text
     assert "| baseline:symbolic | 100.0 |" in text and "| N-Set | 100.0 |" in text
+    from hypergvl_dataset.answers import SCORER_VERSION
+
+    assert "| Model | Samples | Cut at limit | Max new tokens | Scorer version |" in text
+    assert f"| baseline:random | 280 | 0.0% | - | {SCORER_VERSION} |" in text  # a baseline's answers are never cut
     png = tmp_path / "heatmap_baseline_symbolic.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -81,6 +93,9 @@ def test_bad_input(small_build, tmp_path, capsys):
     assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(tmp_path / "c"),
                  "--device", "cpu"]) == 2
     assert "hf: models only" in capsys.readouterr().err
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(tmp_path / "c"),
+                 "--max-new-tokens", "64"]) == 2
+    assert "applies to hf: and openai: models only" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "nothing")]) == 2
     out = tmp_path / "d"
     assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:random", "--out", str(out),

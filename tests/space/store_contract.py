@@ -194,3 +194,37 @@ def version_changes_on_every_write(make):
 
 CONTRACT += [request_refused_when_an_uploaded_entry_exists, failed_request_is_not_claimed_again, oldest_first,
              finish_with_a_duplicate_entry_writes_nothing, version_changes_on_every_write]
+
+
+def regrade_replaces_an_entry_in_place(make):
+    """update_entry (a re-grade): same id, new scores and version, for an uploaded entry and a worker's; an old
+    document without a scorer version reads as version "1"; nothing else changes, nothing is lost."""
+    import dataclasses
+
+    s = make()
+    old = entry()
+    doc = old.to_doc()
+    for k in ("scorer_version", "raw_sha256", "provenance", "submitted_provenance"):
+        doc.pop(k)
+    assert Entry.from_doc(doc).scorer_version == "1"
+    s.add_entry(old)
+    s.add_entry(entry(model="org/other", upload="u2"))
+    r = request()
+    s.add_request(r)
+    s.claim("w", 60)
+    assert s.finish(r.id, "w", dataclasses.replace(entry(model=r.model, upload=None), origin="request", id=r.id))
+    v0 = s.version()
+    for e in (old, next(x for x in s.entries() if x.id == r.id)):
+        new = dataclasses.replace(e, scores={"accuracy": 75.0}, cells=[[0, 0, 0, 0, 0, 2, 2, 0]], scorer_version="9",
+                                  provenance={"scorer_version": "9"})
+        s.update_entry(new)
+        got = {x.id: x for x in make().entries()}
+        assert got[e.id].to_doc() == new.to_doc()
+    assert s.version() != v0 and len(make().entries()) == 3
+    with pytest.raises(KeyError):
+        s.update_entry(entry(upload="u7"))
+    with pytest.raises(ValueError, match="keeps its model"):
+        s.update_entry(dataclasses.replace(old, model="org/renamed"))
+
+
+CONTRACT += [regrade_replaces_an_entry_in_place]

@@ -422,10 +422,10 @@ class HFAdapter:
     def run(self, inputs) -> list[Generation]:
         import torch
 
-        inputs = inputs.to(self.device)
-        for key in ("pixel_values", "image_embeds", "input_image_embeds"):
-            if key in inputs and inputs[key].is_floating_point():
-                inputs[key] = inputs[key].to(self.model.dtype)
+        if self.kind == "vision":  # BatchFeature.to casts the floating tensors only (pixels), as transformers does
+            inputs = inputs.to(self.device, dtype=self.model.dtype)
+        else:
+            inputs = inputs.to(self.device)
         inputs.pop("labels", None)  # PaliGemma's processor adds training labels
         if "token_type_ids" in inputs and "token_type_ids" not in _forward_names(self.model):
             inputs.pop("token_type_ids")

@@ -555,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     if list(argv) == ["--counts"]:  # the README's generated block, from the shipped tables only
         print(counts_block())
         return 0
+    if "--counts" in argv:
+        p.error("--counts takes no other arguments")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(args.threads)

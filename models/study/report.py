@@ -437,8 +437,12 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
+    from hypergvl_dataset.provenance import provenance  # here: the package's __init__ pulls networkx
+
     record: dict[str, Any] = {"schema": "hypergvl.hnn-study.report", "schema_version": SCHEMA_VERSION,
-                              "inputs": [str(i) for i in inputs], "point_files": len(files), "cells": len(points)}
+                              "inputs": [str(i) for i in inputs], "point_files": len(files), "cells": len(points),
+                              # this report's process; each number's own is in the point or summary it names
+                              "provenance": provenance({"inputs": [str(i) for i in inputs], "out": str(out)})}
     sections = {
         "robustness": robustness([p for p in points if p["study"] == "robustness"], fig_dir, record),
         "fairness": fairness([p for p in points if p["study"] == "fairness"], fig_dir, record),

@@ -9,16 +9,23 @@
    SQLite store of 1,000 entries computes the Table 3 frame with its best/worst styling. Reference: what the
    leaderboard template does on each request, re-reading every stored result JSON. Target: under 1 s.
 
+3. **Peak memory of a hostile upload** (the red-team pass's finding 5): a ~255 KB zip of 255 MiB of short lines
+   (``" \\n"``; 256 MiB unpacked with its results.json, the documented limit), read by :func:`space.scoring.read_upload`
+   in a fresh process, its peak RSS above the process's own before the call. Reference: the reading before
+   streaming (the whole upload in memory, the whole entry unpacked, then ``split`` into lines and counted), measured
+   in the same run. Target: under 64 MiB above the baseline, whatever the upload claims or unpacks to.
+
 The meta problems are generated with the tasks' own generators (synthetic, seeded) and the responses are the mix of
 ``benchmarks/score.py`` (right and wrong answers, bare, verbose, missing), so every verifier runs.
 
-    .venv/bin/python benchmarks/space.py [--problems 2400] [--entries 1000]
+    .venv/bin/python benchmarks/space.py [--problems 2400] [--entries 1000] [--attack-mib 255]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -152,15 +159,100 @@ def bench_render(scored, entries: int, tmp: Path):
     print(f"  ratio naive / project = {ref / cold:.2f}x first render, {ref / warm:.1f}x later renders")
 
 
+def short_lines_zip(path: Path, mib: int) -> Path:
+    """Finding 5's upload: ``mib`` MiB of short lines (and a results.json), deflated to a few hundred KB."""
+    import zipfile
+
+    block = b" \n" * 2 ** 19
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("run/results.json", b"{}")
+        with z.open("run/samples.jsonl", "w") as f:
+            for _ in range(mib):
+                f.write(block)
+    return path
+
+
+_PEAK = r"""
+import resource, sys, time, zipfile
+sys.path.insert(0, sys.argv[3])
+from space.scoring import SubmissionError, read_upload, Limits
+
+def before_streaming(path, limits=Limits()):  # the reading this replaced: everything in memory, then split
+    data = open(path, "rb").read()
+    z = zipfile.ZipFile(__import__("io").BytesIO(data))
+    info = next(i for i in z.infolist() if i.filename.endswith("samples.jsonl"))
+    with z.open(info) as f:
+        samples = f.read(limits.max_unzipped_bytes + 1)
+    if len(samples.split(b"\n")) > limits.max_lines + 1:
+        raise SubmissionError(f"samples.jsonl has more than {limits.max_lines:,} lines")
+
+def rss_kib():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1])
+
+base = rss_kib()
+start = time.perf_counter()
+try:
+    (read_upload if sys.argv[2] == "project" else before_streaming)(sys.argv[1])
+    outcome = "accepted"
+except SubmissionError as exc:
+    outcome = str(exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base, time.perf_counter() - start, outcome)
+"""
+
+
+def largest_zip(path: Path) -> Path:
+    """The largest upload the limits admit: 100,000 records whose responses fill the 256 MiB unpacked."""
+    import zipfile
+
+    response = "Ans: " + "x" * 2_600
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        z.writestr("run/results.json", b"{}")
+        with z.open("run/samples.jsonl", "w") as f:
+            for i in range(100_000):
+                f.write(json.dumps({"id": f"X-{i:05d}/n_set/enc_hy", "response": response}).encode() + b"\n")
+    return path
+
+
+def _peak(upload: Path, which: str) -> tuple[float, float, str]:
+    r = subprocess.run([sys.executable, "-c", _PEAK, str(upload), which, str(ROOT)], capture_output=True, text=True,
+                       check=True)
+    kib, secs, outcome = r.stdout.split(" ", 2)
+    return int(kib) / 1024, float(secs), outcome.strip()
+
+
+def bench_memory(mib: int, tmp: Path) -> None:
+    upload = short_lines_zip(tmp / "lines.zip", mib)
+    out = {which: _peak(upload, which) for which in ("project", "before")}
+    print(f"a {upload.stat().st_size / 1000:.0f} KB zip of {mib} MiB of short lines (peak RSS above the process's "
+          "own, fresh process each):")
+    print(f"  project (streaming, every limit while reading): {out['project'][0]:8.1f} MiB, {out['project'][1]:5.2f} s "
+          f"(target < 64 MiB): {out['project'][2]}")
+    print(f"  before streaming (read, unpack, split, count):  {out['before'][0]:8.1f} MiB, {out['before'][1]:5.2f} s: "
+          f"{out['before'][2]}")
+    print(f"  ratio before / project = {out['before'][0] / max(out['project'][0], 0.1):.0f}x memory, "
+          f"{out['before'][1] / max(out['project'][1], 1e-3):.0f}x time")
+    big = largest_zip(tmp / "largest.zip")
+    mine, theirs = _peak(big, "project"), _peak(big, "before")
+    print(f"the largest upload the limits admit ({big.stat().st_size / 2**20:.1f} MiB zip, 100,000 records, 256 MiB "
+          "unpacked; read only, not scored):")
+    print(f"  project: {mine[0]:8.1f} MiB, {mine[1]:5.2f} s (the records kept: the bound is the unpacked size of "
+          f"their text plus ~0.5 KiB a record): {mine[2]}")
+    print(f"  before streaming (read, unpack, split, count only): {theirs[0]:8.1f} MiB, {theirs[1]:5.2f} s")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--problems", type=int, default=2400)
     p.add_argument("--entries", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--attack-mib", type=int, default=255, help="MiB of short lines in the hostile zip (0: skip)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        scored = bench_scoring(args.problems, args.seed, Path(tmp))
-        bench_render(scored, args.entries, Path(tmp))
+        if args.attack_mib:
+            bench_memory(args.attack_mib, Path(tmp))
+        if args.problems:
+            scored = bench_scoring(args.problems, args.seed, Path(tmp))
+            bench_render(scored, args.entries, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -30,11 +30,15 @@ SCORER_VERSION = "2"
 
 MAX_DIGITS = 12  # longer numbers are parsed as an (always wrong) overflow instead of a huge int
 _WINDOW = 40  # characters a look-back inspects before a token
+MAX_REGION = 20_000  # characters of an answer region that are read (an answer is not a book)
 
 # ------------------------------------------------------------------------------------------------ the region
-_THINK_TAG = re.compile(r"<(/?)think(?:ing)?>", re.IGNORECASE)
-_MARKER = re.compile(r"(?<![A-Za-z])(?:ans|answer)s?[ \t]*:", re.IGNORECASE)
-_QUOTE_AFTER = re.compile(r"[ \t]*[”\"'’»]")
+_THINK_OPEN = ("<think>", "<thinking>")
+_THINK_CLOSE = ("</think>", "</thinking>")
+# the last marker, found from the end in one backtracking pass; a marker followed by a closing quote
+# ("after “Ans:”") mentions the format and is skipped
+_LAST_MARKER = re.compile(r".*(?<![A-Za-z])(?:ans|answer)s?(?:[ \t]|\*\*|__)*[:：](?![ \t*]*[”\"'’»])",
+                          re.IGNORECASE | re.DOTALL)
 _LATEX = re.compile(r"_\{\w{1,12}\}|\\(?:boxed|text|textbf|mathrm|mathbf|fbox)[ \t]*\{|\\[{}_]|\\(?:ldots|dots|cdots)|"
                     r"\\(?:rightarrow|to|longrightarrow)|\\(?:geq|ge)\b|\\[()\[\]]|\\,|[`$：＝]|\*\*|(?<![ \t])\*|\*(?![ \t])")
 _LATEX_MAP = {"\\{": "{", "\\}": "}", "\\_": "_", "\\ldots": "...", "\\dots": "...", "\\cdots": "...",
@@ -55,31 +59,28 @@ def after_reasoning(response: object) -> str | None:
     """The response after its last closed reasoning block; ``None`` when a block never closes (or no string)."""
     if not isinstance(response, str):
         return None
-    last = None
-    for last in _THINK_TAG.finditer(response):
-        pass
-    if last is None:
+    if "<" not in response:
         return response
-    if not last.group(1):  # the last tag opens a block that never closes: cut inside the reasoning
+    lower = response.lower()
+    opened = max(lower.rfind(tag) for tag in _THINK_OPEN)
+    closed, tag = max((lower.rfind(tag), tag) for tag in _THINK_CLOSE)
+    if opened > closed:  # the last block never closes: cut inside the reasoning
         return None
-    return response[last.end():]
+    return response if closed < 0 else response[closed + len(tag):]
 
 
 def answer_region(response: object) -> tuple[str, bool] | None:
     """(normalised text to read the answer from, whether it follows an ``Ans:`` marker), or ``None`` (unparsed).
 
-    A marker directly followed by a closing quote (``after “Ans:”``) mentions the format; it is not an answer."""
+    The region is at most ``MAX_REGION`` characters: the first ones after the marker, else the last ones of the
+    response (where a conclusion stands), so a hostile response costs bounded time beyond finding the marker."""
     text = after_reasoning(response)
     if text is None:
         return None
-    text = _normalise(text)
-    best = -1
-    for m in _MARKER.finditer(text):
-        if not _QUOTE_AFTER.match(text, m.end()):
-            best = m.end()
-    if best >= 0:
-        return text[best:].strip(), True
-    return text.strip(), False
+    marker = _LAST_MARKER.match(text)
+    if marker:
+        return _normalise(text[marker.end():marker.end() + MAX_REGION]).strip(), True
+    return _normalise(text[-MAX_REGION:]).strip(), False
 
 
 # ------------------------------------------------------------------------------------------------ shared pieces

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .cli import UserError, command
+from .answers import SCORER_VERSION
 from .tasks import TASK_CODES, config_name, generate_problem, get_task
 
 MANIFEST = ".hypergvl-build.json"
@@ -331,14 +332,15 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
              "", "## Task definitions made exact", "",
              "- **OSP**: a path is a sequence of hyperedges, consecutive ones sharing a vertex, the first containing the source and the last the target; its length is the sum of the orders of its hyperedges; \"No path\" when none exists.",
              "- **OMF**: the bipartite incidence network of appendix C.2, capacity |e| on every vertex-hyperedge arc, both ways.",
-             "- **SHC**: k >= 3 distinct hyperedges, consecutive ones (cyclically) sharing exactly one vertex, the k shared vertices distinct.",
-             "- **HHM**: n-1 distinct hyperedges e1..e(n-1) for which an ordering v1=s..vn=t of all vertices exists with {vi, vi+1} in ei.",
+             "- **SHC**: as the question (appendix E.2) and appendix C define it: k >= 2 distinct hyperedges, consecutive ones and the last with the first sharing exactly one vertex; nothing else is required (the generators still plant longer cycles).",
+             "- **HHM**: as the question defines it (a path visiting all vertices exactly once, listed as hyperedges): n-1 hyperedges e1..e(n-1) for which an ordering v1=s..vn=t of all vertices exists with {vi, vi+1} in ei; a hyperedge may serve two steps.",
              "- **3-CL**: every vertex gets one of c0, c1, c2 and every hyperedge sees at least two colours; instances have no order-1 hyperedge.",
              "- **ISM**: balanced Yes/No; No-instances keep the vertex count, hyperedge count and order multiset of H.",
              "- **ONe**: appendix E.2 prints the threshold garbled; the question reads `order >= k`, k drawn from the orders >= 2 at the vertex.",
              "- **DVC / OEC**: the degree (order) is that of a uniformly drawn vertex (hyperedge), i.e. drawn from the existing distribution.",
              "- **Scales**: the paper's overlapping ranges (5-10, 10-15, 15-20) are made disjoint: 5-10, 11-15, 16-20.",
-             "- **Synthetic density**: |E| in [0.2|V|, 1.5|V|]; HHM draws |E| >= |V|-1 (a Hamiltonian path needs |V|-1 distinct hyperedges).",
+             "- **Synthetic density**: |E| in [0.2|V|, 1.5|V|]; HHM draws |E| >= |V|-1 (its planted path uses |V|-1 distinct hyperedges).",
+             f"- **Grading**: `hypergvl_accuracy` scorer version {SCORER_VERSION}: an answer is correct exactly when a careful human grader would say it answers the question as the model read it (the rules are in the metric card).",
              "", "## Construction", "",
              "Synthetic rows (appendix B.1): random connected hypergraphs built hyperedge by hyperedge; planted constructors for "
              "3-CL (pre-assigned colour classes), SHC (an explicit strict hypercycle) and HHM (a vertex permutation backbone). "

@@ -113,6 +113,10 @@ def bench_scoring(problems: int, seed: int, tmp: Path):
     return scored
 
 
+def problems_per_task(scored) -> int:
+    return max(1, scored.num_samples // 35 // 12)
+
+
 def bench_render(scored, entries: int, tmp: Path):
     from space.app import leaderboard_frame, styled
     from space.service import Service, SpaceConfig
@@ -131,6 +135,13 @@ def bench_render(scored, entries: int, tmp: Path):
                   num_samples=scored.num_samples, dataset_sha256="0" * 64, origin="upload", upload_sha256=f"u{i}")
         store.add_entry(e)
         (folder / f"{e.id}.json").write_text(json.dumps(e.to_doc()))
+    from dataclasses import asdict
+
+    from space.testsets import PUBLIC, TestSet
+
+    (tmp / "testsets.json").write_text(json.dumps([asdict(TestSet(
+        name="bench", kind=PUBLIC, build="", download="", build_sha256="0" * 64, served_sha256="0" * 64,
+        per_task=problems_per_task(scored), created=0.0, current=True))]))
     service = Service(SpaceConfig(data_dir=tmp), store, TestSets(tmp))  # a fresh process's first page
     start = time.perf_counter()
     first = styled(leaderboard_frame(service, "bench"))

@@ -359,7 +359,8 @@ class HFAdapter:
         revision = self.config.revision
         stage = "processor" if self.kind == "vision" else "tokenizer"
         try:
-            processor = (AutoProcessor if self.kind == "vision" else AutoTokenizer).from_pretrained(model, revision=revision)
+            loader = AutoProcessor if self.kind == "vision" else AutoTokenizer
+            processor = loader.from_pretrained(model, revision=revision)
             if self.kind == "vision" and not hasattr(processor, "tokenizer"):
                 raise ValueError(f"AutoProcessor gave a {type(processor).__name__}, which has no tokenizer")
             stage = "model"

@@ -46,7 +46,7 @@ def prefetch(fn: Callable[[Any], Any], units: Iterable, *, workers: int = 2, ahe
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _timed(fn: Callable, arg) -> tuple[list[str], float]:
+def _timed(fn: Callable, arg) -> tuple[list, float]:
     t0 = time.perf_counter()
     out = fn(arg)
     return out, time.perf_counter() - t0
@@ -60,6 +60,8 @@ def window_size(adapter) -> int:
 
 def answers(adapter, units: Iterator[tuple[list[dict], Any]]) -> Iterator[tuple[dict, str, float]]:
     """``(item, response, latency_s)`` for every item of the prepared units ``(items, payload)``, as they arrive.
+    ``response`` is what the adapter returned: a ``str``, or an ``adapters.Generation`` that also carries its
+    ``finish_reason``.
 
     ``payload`` is what the adapter's ``run`` takes (prepared in advance) or the list of ``Sample`` for
     ``generate``; a windowed adapter gets one-item units."""

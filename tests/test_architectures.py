@@ -73,3 +73,20 @@ def test_greedy_overrides_the_checkpoints_penalty_and_checkpoint_keeps_it(tiny_a
     assert greedy.generation_settings()["repetition_penalty"] == 1.0 and greedy.generation.do_sample is False
     assert kept.generation_settings()["repetition_penalty"] == 1.05
     assert kept.generation_settings()["generation_config"] == "checkpoint"
+
+
+def test_a_text_checkpoint_without_a_chat_template_gets_the_raw_prompt(tiny_architectures, tmp_path):
+    """A base LLM (no chat template): the prompt as it is, with the tokenizer's own BOS, once."""
+    import shutil
+
+    from evaluators.adapters import Sample, make_adapter
+
+    folder = shutil.copytree(tiny_architectures["llama"][0], tmp_path / "base")
+    (folder / "chat_template.jinja").unlink()
+    adapter = make_adapter(f"hf:{folder}", **OPTIONS)
+    assert not adapter.chat_template
+    ids = adapter.prepare([Sample("Q: How many vertices are in the hypergraph?")])["input_ids"][0].tolist()
+    tok = adapter.tokenizer
+    plain = tok("Q: How many vertices are in the hypergraph?", add_special_tokens=False)["input_ids"]
+    assert ids == [tok.bos_token_id] + plain
+    assert len(adapter.generate([Sample("v0 v1")])) == 1

@@ -3,7 +3,8 @@
 ``make_tiny_llava`` is an image-text-to-text model (CLIP vision tower + Llama); ``make_tiny_llm`` a text-only causal
 LM (the same Llama, no vision tower) for the LVLM-versus-LLM runs of HyperGVL sec. 3.3; ``make_tiny_encoder`` a
 DistilBERT encoder, an architecture the harness must refuse. Weights are randomly initialised with a large scale,
-so that outputs depend on the input."""
+so that outputs depend on the input. :data:`ARCHITECTURES` is the matrix of popular VLM families (and two text-only
+LLMs), each saved with its architecture's real processor class, for ``tests/test_architectures.py``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -402,8 +403,8 @@ def make_tiny_mllama(folder: Path) -> Path:
                 "{% for c in m['content'] %}{% if c['type'] == 'image' %}<|image|>{% else %}{{ c['text'] }}{% endif %}"
                 "{% endfor %}<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant"
                 "<|end_header_id|>\n\n{% endif %}")
-    processor = MllamaProcessor(image_processor=MllamaImageProcessor(size={"height": 16, "width": 16}, max_image_tiles=2),
-                                tokenizer=tok, chat_template=template)
+    image = MllamaImageProcessor(size={"height": 16, "width": 16}, max_image_tiles=2)
+    processor = MllamaProcessor(image_processor=image, tokenizer=tok, chat_template=template)
     config = MllamaConfig(
         vision_config=dict(hidden_size=16, intermediate_layers_indices=[0], num_hidden_layers=1,
                            num_global_layers=1, attention_heads=2, image_size=16, patch_size=8, max_num_tiles=2,

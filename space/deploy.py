@@ -9,7 +9,10 @@ creates the Space if needed, sets the secrets and variables given, and uploads t
 Secrets and variables a deployed Space reads (Settings > Variables and secrets): ``HYPERGVL_HIDDEN_SEED`` (secret:
 the hidden set's seed; change it to rotate), ``HF_TOKEN`` (secret, write access to the two dataset repositories),
 ``HYPERGVL_REQUESTS_REPO`` / ``HYPERGVL_RESULTS_REPO`` (variables: the store's dataset repositories; without them
-the Space keeps an SQLite file in its persistent storage, ``HYPERGVL_SPACE_DATA=/data``), ``HYPERGVL_PER_TASK``.
+the Space keeps an SQLite file in its persistent storage, ``HYPERGVL_SPACE_DATA=/data``), ``HYPERGVL_PER_TASK``;
+optionally ``HYPERGVL_ANONYMOUS_UPLOADS=1`` (uploads without a Hub login; off on a deployed Space) with
+``HYPERGVL_TRUSTED_PROXIES`` (the proxy addresses whose ``X-Forwarded-For`` names the client), and the hidden set's
+publication rules ``HYPERGVL_HIDDEN_MIN_PROBLEMS``, ``HYPERGVL_HIDDEN_ROUND``, ``HYPERGVL_HIDDEN_MARGIN``.
 """
 from __future__ import annotations
 

@@ -473,3 +473,18 @@ def test_limits_hold_for_a_plain_jsonl_too(tmp_path):
     with pytest.raises(SubmissionError, match="more than 100,000 lines"):
         read_upload(up)
     assert os.path.getsize(up) < Limits().max_bytes
+
+
+def test_the_answer_to_a_hidden_upload_follows_the_ladder(app, space_service, tmp_path):
+    """The upload's own answer is a published view too: rounded, and withheld when it does not beat the
+    submitter's best by the margin."""
+    hidden = space_service.sets.current("hidden").name
+    records = lines(space_service)
+    first = app.client.predict(*args(jsonl(tmp_path / "a.jsonl", records), "org/a", hidden), api_name="/submit")
+    assert first.startswith("Accepted") and "(hidden set: rounded)" in first
+    acc = float(re.search(r"accuracy (\S+),", first).group(1))
+    assert acc == round(acc)
+    again = app.client.predict(*args(jsonl(tmp_path / "b.jsonl", records[::-1]), "org/b", hidden), api_name="/submit")
+    assert again.startswith("Accepted") and "are not published" in again and "Ladder" in again
+    assert not re.search(r"accuracy \d", again)
+    assert len(app.svc.store.entries()) == 2

@@ -362,6 +362,8 @@ def parse_yes_no(response: object) -> str | None:
 _COLOUR = re.compile(r"(?<![A-Za-z0-9_])[vV]_?(\d+)[\s:=|→>(\-]*(?:(?:is|gets|colou?red|in|with|colou?r)[ \t]+){0,2}"
                      r"[cC]_?\{?(\d+)\}?(?![A-Za-z0-9_])"
                      r"|(?<![A-Za-z0-9_])[vV]_?(\d+)[ \t]*[:=][ \t]*(\d+)(?![\w.])")
+_COLOUR_NAME = re.compile(r"(?<![A-Za-z0-9_])[vV]_?(\d+)[\s:=|→>(\-]*(?:(?:is|gets|colou?red|in|with|colou?r)[ \t]+){0,2}"
+                          r"(red|green|blue|yellow|orange|purple|black|white)\b", re.IGNORECASE)
 _COLOUR_CLASS = re.compile(r"(?<![A-Za-z0-9_])[cC]_?\{?(\d+)\}?[ \t]*[:=]")
 _COLORING_LIST = re.compile(r"colou?ring[ \t]*:?[ \t]*([\[{(])", re.IGNORECASE)
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
@@ -406,6 +408,11 @@ def parse_coloring(response: object) -> dict[int, int] | list | None:
             stop = classes[i + 1].start() if i + 1 < len(classes) else len(text)
             colour = int(m.group(1)) if len(m.group(1)) <= MAX_DIGITS else -1
             pairs.extend((v, colour) for v in _ids(text[m.end():stop], _VERT))
+    if not pairs:  # "v0 red, v1 green": colour names stand for c0, c1, ... in order of first use
+        names: dict[str, int] = {}
+        for m in _COLOUR_NAME.finditer(text):
+            v = int(m.group(1)) if len(m.group(1)) <= MAX_DIGITS else -1
+            pairs.append((v, names.setdefault(m.group(2).lower(), len(names))))
     if not pairs:
         return None
     colouring: dict[int, int] = {}
@@ -423,8 +430,11 @@ _NO_PLAN = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|strict[ \t]+|hamilto
                       r"\bdoes[ \t]+not[ \t]+(?:exist|contain)\b|\bdo(?:es)?[ \t]+not[ \t]+have\b", re.IGNORECASE)
 
 
-def parse_edge_sequence(response: object, marker: str) -> list[int] | None:
-    """``Cycle:[e0,e3,e2]`` / ``Path:[e0,e1]`` → hyperedge ids in order; ``[]`` when the response says none exists."""
+def parse_edge_sequence(response: object, marker: str, vertices: bool = False) -> list[int] | None:
+    """``Cycle:[e0,e3,e2]`` / ``Path:[e0,e1]`` → hyperedge ids in order; ``[]`` when the response says none exists.
+
+    With ``vertices`` the ids of the vertices named instead (``Path: v0 -> v3 -> v2``)."""
+    names, symbolic = (_VERT, _SYMBOLIC_VERT) if vertices else (_EDGE, _SYMBOLIC_EDGE)
     found = answer_region(response)
     if found is None:
         return None
@@ -446,9 +456,9 @@ def parse_edge_sequence(response: object, marker: str) -> list[int] | None:
             return None  # two plans
     else:
         body = _first_sentence(region)
-    if _ELLIPSIS.search(body) or _SYMBOLIC_EDGE.search(body):
+    if _ELLIPSIS.search(body) or symbolic.search(body):
         return None  # the format template or an unfinished plan
-    ids = _ids(body, _EDGE)
+    ids = _ids(body, names)
     if ids:
         return ids
     return [] if _NO_PLAN.search(region) else None

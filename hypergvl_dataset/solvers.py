@@ -331,6 +331,14 @@ def check_hamiltonian_path(h: Hypergraph, s: int, t: int, path: Sequence[int]) -
     return hamiltonian_order(h, s, t, path) is not None
 
 
+def check_hamiltonian_order(h: Hypergraph, s: int, t: int, order: Sequence[int]) -> bool:
+    """A Hamiltonian path given by its vertices: all n once, s first, t last, each step inside some hyperedge."""
+    n = h.num_vertices
+    if len(order) != n or sorted(order) != list(range(n)) or order[0] != s or order[-1] != t:
+        return False
+    return all(any(a in e and b in e for e in h.hyperedges) for a, b in zip(order, order[1:]))
+
+
 def find_hamiltonian_path(h: Hypergraph, s: int, t: int | None = None,
                           budget: int = 500_000) -> tuple[list[int], int] | None:
     """A hyperedge sequence of a Hamiltonian path from ``s`` (to ``t``, or to any vertex when ``t`` is None).

@@ -431,13 +431,25 @@ class HHM(Task):
         return self.canonical(path)
 
     def parse(self, response):
-        return answers.parse_edge_sequence(response, "path:")
+        path = answers.parse_edge_sequence(response, "path:")
+        if path is None:  # a factually right answer in another format: the path as its vertices
+            order = answers.parse_edge_sequence(response, "path:", vertices=True)
+            return VertexOrder(order) if order else None
+        return path
 
     def canonical(self, parsed):
-        return "Path:[" + ",".join(f"e{i}" for i in parsed) + "]"
+        prefix = "v" if isinstance(parsed, VertexOrder) else "e"
+        return "Path:[" + ",".join(f"{prefix}{i}" for i in parsed) + "]"
 
     def check(self, parsed, ref):
-        return solvers.check_hamiltonian_path(ref.hypergraph, ref.params["source"], ref.params["target"], parsed)
+        s, t = ref.params["source"], ref.params["target"]
+        if isinstance(parsed, VertexOrder):
+            return solvers.check_hamiltonian_order(ref.hypergraph, s, t, parsed)
+        return solvers.check_hamiltonian_path(ref.hypergraph, s, t, parsed)
+
+
+class VertexOrder(tuple):
+    """An HHM answer given as the path's vertices (``Path: v0 -> v3 -> v2``) instead of its hyperedges."""
 
 
 TASK_CODES = tuple(TASKS)

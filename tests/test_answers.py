@@ -60,7 +60,29 @@ def test_reasoning_model_output_with_several_answers():
     assert score_response(row["reference"], response).correct
 
 
+def test_the_grading_rules_on_their_examples():
+    """The metric card's examples, each read the way a careful human grader reads it."""
+    assert answers.parse_int("<think>\n... maybe Ans: 3? no wait") is None  # reasoning cut inside an open block
+    assert answers.parse_int("<think>Ans: 3?</think>\nAns: 4") == 4
+    assert answers.parse_int("Ans: v5 is unreachable") is None
+    assert answers.parse_int("Ans: v5 is unreachable", allow_no_path=True) == "No path"
+    assert answers.parse_int("Ans: There is no path.", allow_no_path=True) == "No path"
+    assert answers.parse_int("Ans: e1 then e2, total 5") == 5
+    assert answers.parse_int("Ans: v2 -> v4 -> v5: length 5") == 5
+    assert answers.parse_int("Ans: The number of vertices with degree 2 is 3") == 3
+    assert answers.parse_int("Ans: 3 + 2 = 5") == 5
+    assert [answers.parse_int(r) for r in ("Ans: five", "Ans: twelve", "Ans: twenty-one")] == [5, 12, 21]
+    assert [answers.parse_int(r) for r in ("**Ans:** 5", "Ans: **5**", "Ans：5", "\\boxed{5}")] == [5, 5, 5, 5]
+    assert answers.parse_int("Ans: 3 or 4") is None
+    for placeholder in ("Ans: [Yes/No]", "Ans: Yes/No", "Ans: not sure (yes or no?)"):
+        assert answers.parse_yes_no(placeholder) is None
+    assert answers.parse_vertex_set("Ans: {v1,v2,...}") is None and answers.parse_vertex_set("Ans: {v_i, ...}") is None
+    assert answers.parse_edge_sequence("Ans: Cycle:[e0,e1,…]", "cycle:") is None
+
+
 HOSTILE = [
+    "Ans: " + "1 + " * 300_000, "is 5 but 6 or 7, " * 60_000, "Ans: " + "v1 is c" * 150_000, "no path " * 120_000,
+    "Ans: " + "{v1} or " * 120_000, "Ans: " + "one " * 250_000, "**Ans:**" * 120_000, "\\boxed{" * 120_000,
     "a" * 1_000_000, "Ans: " + "{" * 300_000 + "v1" + "}" * 300_000, "Ans: " + "v1," * 200_000,
     "Ans: Path:[" + "e1," * 200_000 + "]", "Ans: " + "9" * 1_000_000, "(" * 500_000 + "Ans:" + ")" * 500_000,
     "Ans: Coloring:[" + "v1:c1," * 100_000 + "]", "\x00\ud7ff\U0001f600" * 100_000, "Ans: " + "e" * 1_000_000,

@@ -6,7 +6,8 @@ understanding and reasoning tasks"; sec. 3.4 / Table 4: the same per textual and
 sec. 3.5 / Fig. 4: per hypergraph scale for synthetic and real-world hypergraphs. Each response is checked by
 :func:`hypergvl_dataset.tasks.score_response`'s verifier against the row's ``reference`` column (task, hypergraph(s),
 parameters, canonical answer), so any valid answer to a planning task (3-CL, SHC, HHM) counts, not only the
-stored one.
+stored one. Sec. 3.1: "the factually accurate answers with incorrect formats are also considered to be correct
+after manual review"; the grading rules of ``hypergvl_dataset.answers`` (``SCORER_VERSION``) stand in for that review.
 
 Speed: the 84,000 samples of the benchmark share 2,400 references (one per meta problem), so each distinct
 reference string is parsed once (``parse_reference``), and each distinct (reference, response) pair is verified
@@ -22,8 +23,9 @@ from evaluators._inputs import check_strings
 from hypergvl_dataset.tasks import TASKS, UNDERSTANDING, parse_reference
 
 _DESCRIPTION = """
-Accuracy of raw model responses on the HyperGVL benchmark. Every response is parsed (the text after "Ans:",
-tolerating minor format deviations) and verified against the row's `reference` (the task, its hypergraph(s), its
+Accuracy of raw model responses on the HyperGVL benchmark. Every response is read as a careful human grader
+would (the grading rules of the metric card, scorer version 2: the text after the last "Ans:" and after a closed
+reasoning block; format echoes, placeholders and two contradicting answers unparsed) and verified against the row's `reference` (the task, its hypergraph(s), its
 parameters and the canonical answer): counts and sets must match exactly, a planning answer (3-coloring, strict
 hypercycle, Hamiltonian path) is accepted when it is a valid solution of the instance. Results mirror the paper:
 overall accuracy, accuracy per task, Avg.U (mean over the understanding tasks VC, HEC, Ne, DVC, OEC, ONe),

@@ -259,3 +259,21 @@ def test_readme_counts_are_generated_from_the_shipped_tables(rd):
         text = (ROOT / name).read_text()
         first = rd.count_summary(rd.markdown_rows(text)[0]).split(" comparable")[0]
         assert f"\n{first} comparable results pass (" in text, name
+
+
+def test_every_shipped_result_names_its_provenance():
+    """Each shipped point and summary carries a provenance record: a commit, or (written before results recorded
+    one) an explicit pre-provenance marker with the commit that shipped it, never an invented commit."""
+    from hypergvl_dataset.provenance import of
+    files = sorted((ROOT / "space" / "seed_studies").rglob("*.json")) + sorted(
+        (ROOT / "benchmarks" / "results" / "points").rglob("*.json"))
+    assert len(files) > 300
+    for f in files:
+        doc = json.loads(f.read_text())
+        rec = of(doc)
+        assert rec, f
+        if rec.get("commit") is None:
+            assert rec.get("pre_provenance") is True and len(rec["shipped_in"]) == 40, f
+        else:
+            assert len(rec["commit"]) == 40 and rec["config"] == doc["config"], f
+            assert all(of(r).get("commit") for r in doc.get("runs", [])), f

@@ -14,7 +14,11 @@ Specs (:func:`make_policy`):
 - ``top`` -- ``n_set`` + ``enc_hy`` for every problem (Table 4's best textual and visual representations).
 - ``oracle:RUN_DIR`` -- the combination answered right most often for that meta problem in an exhaustive
   ``hypergvl evaluate`` run (first in :data:`router.COMBINATIONS` order among ties): an upper bound the paper does
-  not report, meaningful only on the problems of that run.
+  not report, meaningful only on the problems of that run. With one run of a stochastic model it also knows the
+  draw (any pair that happened to be right), so it overstates what any router can reach.
+- ``profile`` / ``profile:FILE`` -- for the ``baseline:profile`` test bed: the combination with the highest
+  probability in the profile (default: the shipped one) for the row's task and scale. The best any policy that sees
+  only the problem can do in expectation: the test bed's real ceiling.
 
 A policy has ``name`` (the normalised spec) and ``choose(rows) -> [(text_rep, visual_rep), ...]``, one per row; a
 row is a dict of the dataset's text columns (``id``, ``task``, ``question``, ``text_ho_neigh``, ..., ``hypergraph``,
@@ -35,7 +39,7 @@ from .prm import COMBINATIONS
 __all__ = ["RoutingPolicy", "POLICIES", "register_policy", "make_policy", "TOP", "SPEC_FORMS"]
 
 TOP = ("n_set", "enc_hy")
-SPEC_FORMS = "router:DIR, rand, rand:SEED, top, oracle:RUN_DIR"
+SPEC_FORMS = "router:DIR, rand, rand:SEED, top, oracle:RUN_DIR, profile, profile:FILE"
 
 
 class RoutingPolicy(Protocol):
@@ -169,6 +173,27 @@ def _oracle(arg: str | None) -> OraclePolicy:
     if not arg:
         raise ValueError(f"oracle needs an exhaustive run folder: oracle:RUN_DIR; valid forms: {SPEC_FORMS}")
     return OraclePolicy(arg, oracle_choices(arg))
+
+
+@dataclass
+class ProfilePolicy:
+    profile: object  # evaluators.baselines.Profile
+    name: str
+
+    def choose(self, rows: Sequence[dict]) -> list[tuple[str, str]]:
+        out = []
+        for row in rows:
+            if "task" not in row or "scale" not in row:
+                raise ValueError(f"routing row {_meta_id(row)} needs 'task' and 'scale' for the profile policy")
+            out.append(self.profile.best(row["task"], row["scale"]))
+        return out
+
+
+@register_policy("profile")
+def _profile(arg: str | None) -> ProfilePolicy:
+    from evaluators.baselines import load_profile
+
+    return ProfilePolicy(load_profile(arg or None), f"profile:{arg}" if arg else "profile")
 
 
 @dataclass

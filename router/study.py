@@ -33,7 +33,7 @@ __all__ = ["in_domain", "node_classification", "main"]
 
 logger = logging.getLogger(__name__)
 NODE_DATASETS = ("cora-ca", "cora", "citeseer", "pubmed", "dblp-ca")
-POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "oracle": "Oracle"}
+POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "profile": "Profile best", "oracle": "Oracle"}
 
 
 def _atomic_json(path: Path, obj) -> None:
@@ -80,41 +80,119 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
 
 
 # ================================================================================================ in-domain
+def _takes_seed(model: str) -> bool:
+    return model.startswith("baseline:profile")
+
+
+def _model_spec(model: str, data: Path, seed: int) -> tuple[str, dict]:
+    """The harness spec and options of one repeat: the profile test bed is told its build and its seed."""
+    if _takes_seed(model):
+        return model, {"dataset": str(data), "seed": seed}
+    return model, {}
+
+
+def _profile_file(model: str) -> str | None:
+    parts = [x for x in model.split(":")[2:] if x and "=" not in x]
+    return parts[0] if parts else None
+
+
+def router_choices(run_dir: Path) -> dict:
+    """task -> scale -> {"text+visual": count} of a routed run's samples."""
+    out: dict = {}
+    with open(run_dir / "samples.jsonl", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                per = out.setdefault(r["task"], {}).setdefault(r["scale"], {})
+                key = f"{r['text_rep']}+{r['visual_rep']}"
+                per[key] = per.get(key, 0) + 1
+    return out
+
+
 def in_domain(model: str, router_dir: str, out: Path, *, per_task: int = 1000, seed: int = 1000,
               tasks: Sequence[str] | None = None, oracle: bool = True, rand_seed: int = 0, batch_size: int = 8,
-              model_options: dict | None = None, workers: int = 0, progress: bool = True) -> dict:
-    """Build fresh problems, answer them under each routing, write ``in_domain.json`` and ``in_domain.png``."""
+              model_options: dict | None = None, workers: int = 0, model_seeds: Sequence[int] = (0,),
+              progress: bool = True) -> dict:
+    """Build fresh problems, answer them under each routing, write ``in_domain.json`` and ``in_domain.png``.
+
+    ``model_seeds``: the repeats of a stochastic model (``baseline:profile``: its draw seed; Rand's seed moves with
+    it, ``rand:(rand_seed + k)``); every accuracy is reported as mean and standard deviation over them. For the
+    profile test bed the policy ``profile`` (its best pair per task and scale, the expected ceiling) is added; the
+    oracle of an exhaustive run knows each repeat's draw and so lies above it."""
     from evaluators.harness import evaluate_model
     from hypergvl_dataset.builder import BuildConfig, build
     from hypergvl_dataset.cli import UserError
+    from hypergvl_dataset.provenance import provenance
     from hypergvl_dataset.tasks import TASK_CODES
 
     if seed in router_seeds(router_dir):
         raise UserError(f"--seed {seed} is a seed the router's PRM was built from; pick a disjoint one")
+    seeds = [int(k) for k in model_seeds]
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise UserError("--model-seeds must be distinct non-negative integers")
+    if len(seeds) > 1 and not _takes_seed(model):
+        raise UserError(f"{model} takes no seed: give one --model-seeds value (repeats need a stochastic model)")
     out.mkdir(parents=True, exist_ok=True)
     data = out / "data"
     cfg = BuildConfig(out=data, per_task=per_task, seed=seed, tasks=tuple(tasks or TASK_CODES), workers=workers)
     build(cfg, progress=progress)
-    kw = dict(batch_size=batch_size, model_options=model_options, progress=progress)
-    specs = {"router": f"router:{router_dir}", "rand": f"rand:{rand_seed}", "top": "top"}
-    if oracle:
-        evaluate_model(str(data), model, out / "exhaustive", **kw)
-        specs["oracle"] = f"oracle:{out / 'exhaustive'}"
-    results = {}
-    for key, spec in specs.items():
-        res = evaluate_model(str(data), model, out / f"routed-{key}", routing=spec, **kw)
-        results[key] = {"routing": res["selection"]["routing"], "num_samples": res["num_samples"],
-                        "accuracy": res["scores"]["accuracy"], "per_task": res["scores"]["per_task"]}
-    task_list = [t for t in cfg.tasks]
+    task_list = list(cfg.tasks)
+    runs: dict[str, list[dict]] = {}
+    choices = None
+    for k, s in enumerate(seeds):
+        spec, opts = _model_spec(model, data, s)
+        kw = dict(batch_size=batch_size, model_options={**(model_options or {}), **opts}, progress=progress)
+        specs = {"router": f"router:{router_dir}", "rand": f"rand:{rand_seed + k}", "top": "top"}
+        if _takes_seed(model):
+            prof = _profile_file(model)
+            specs["profile"] = f"profile:{prof}" if prof else "profile"
+        if oracle:
+            evaluate_model(str(data), spec, out / f"exhaustive-s{s}", **kw)
+            specs["oracle"] = f"oracle:{out / f'exhaustive-s{s}'}"
+        for key, pspec in specs.items():
+            res = evaluate_model(str(data), spec, out / f"routed-{key}-s{s}", routing=pspec, **kw)
+            runs.setdefault(key, []).append({"seed": s, "routing": res["selection"]["routing"],
+                                             "num_samples": res["num_samples"],
+                                             "accuracy": res["scores"]["accuracy"],
+                                             "per_task": res["scores"]["per_task"]})
+            if key == "router" and choices is None:
+                choices = router_choices(out / f"routed-router-s{s}")
+
+    def stat(values):
+        return {"mean": float(np.mean(values)), "std": float(np.std(values))}
+
+    results = {key: {"routing": rs[0]["routing"], "runs": rs, "accuracy": stat([r["accuracy"] for r in rs]),
+                     "per_task": {t: stat([r["per_task"].get(t, float("nan")) for r in rs]) for t in task_list}}
+               for key, rs in runs.items()}
     summary = {"model": model, "router": router_dir, "seed": seed, "per_task": per_task, "tasks": task_list,
-               "policies": results}
+               "model_seeds": seeds, "policies": results, "router_choices": choices,
+               "provenance": provenance({"model": model, "router": router_dir, "per_task": per_task, "seed": seed,
+                                         "tasks": task_list, "oracle": oracle, "rand_seed": rand_seed,
+                                         "model_seeds": seeds}, seeds=[seed, *seeds])}
     _atomic_json(out / "in_domain.json", summary)
     groups = task_list + ["All"]
-    series = {POLICY_LABELS[k]: [v["per_task"].get(t, float("nan")) for t in task_list] + [v["accuracy"]]
+    series = {POLICY_LABELS[k]: [v["per_task"][t]["mean"] for t in task_list] + [v["accuracy"]["mean"]]
               for k, v in results.items()}
+    errors = {POLICY_LABELS[k]: [v["per_task"][t]["std"] for t in task_list] + [v["accuracy"]["std"]]
+              for k, v in results.items()} if len(seeds) > 1 else None
     grouped_bars(out / "in_domain.png", groups, series,
-                 f"In-domain routing: {model}, {per_task} fresh problems per task (seed {seed})")
+                 f"In-domain routing: {model}, {per_task} fresh problems per task (seed {seed})"
+                 + (f", mean and std over {len(seeds)} model seeds" if len(seeds) > 1 else ""), errors=errors)
     return summary
+
+
+def choices_table(choices: dict) -> list[str]:
+    """Markdown: the router's most frequent pair per task and scale, with its share."""
+    lines = ["| task | scale | router's pair (share) |", "| --- | --- | --- |"]
+    for task, per in choices.items():
+        for scale in ("small", "medium", "large"):
+            if scale in per:
+                c = per[scale]
+                top = sorted(c.items(), key=lambda kv: -kv[1])
+                n = sum(c.values())
+                lines.append(f"| {task} | {scale} | " + ", ".join(f"{k} ({100 * v / n:.0f}%)" for k, v in top[:2])
+                             + " |")
+    return lines
 
 
 # ================================================================================================ node classification
@@ -251,6 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--tasks", nargs="+", metavar="CODE")
     s.add_argument("--workers", type=int, default=0, help="build worker processes (default: one per core)")
     s.add_argument("--no-oracle", action="store_true", help="skip the exhaustive run the oracle needs (35x the cost)")
+    s.add_argument("--model-seeds", nargs="+", type=int, default=[0], metavar="SEED",
+                   help="repeats of a stochastic model (baseline:profile's draw seed; default 0); accuracies are "
+                        "reported as mean ± std over them")
     s = sub.choices["node-classification"]
     s.add_argument("--datasets", nargs="+", default=list(NODE_DATASETS), metavar="NAME")
     s.add_argument("--num-nodes", type=int, default=1000, help="target nodes per dataset and trial (the paper: 1K)")
@@ -268,9 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.study == "in-domain":
             s = in_domain(args.model, args.router, args.out, per_task=args.per_task, seed=args.seed, tasks=args.tasks,
                           oracle=not args.no_oracle, rand_seed=args.rand_seed, batch_size=args.batch_size,
-                          model_options=opts, workers=args.workers, progress=not args.no_progress)
+                          model_options=opts, workers=args.workers, model_seeds=args.model_seeds,
+                          progress=not args.no_progress)
             for k, v in s["policies"].items():
-                print(f"{POLICY_LABELS[k]:>8}: {v['accuracy']:.2f}%  ({v['routing']})")
+                print(f"{POLICY_LABELS[k]:>12}: {v['accuracy']['mean']:.2f} ± {v['accuracy']['std']:.2f}%  "
+                      f"({v['routing']})")
+            print("\n".join(choices_table(s["router_choices"])))
         else:
             images = {"auto": None, "yes": True, "no": False}[args.images]
             s = node_classification(args.model, args.router, args.out, datasets=args.datasets,

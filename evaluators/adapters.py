@@ -305,6 +305,14 @@ def _eos_ids(generation, tokenizer) -> set[int]:
     return set(ids if isinstance(ids, (list, tuple)) else [] if ids is None else [ids])
 
 
+def _opens_reasoning(prompt: str) -> bool:
+    """Whether a rendered prompt ends inside an open ``<think>`` block (reasoning chat templates such as Qwen3's or
+    DeepSeek-R1's open it in the generation prompt). The model's text then starts inside that block, so the stored
+    response gets the opening tag back: a response cut before ``</think>`` is then seen as unfinished reasoning
+    (unparsed), not read as an answer."""
+    return prompt.rfind("<think>") > prompt.rfind("</think>")
+
+
 class HFAdapter:
     """A transformers model, prompted as transformers' own ``apply_chat_template(..., tokenize=True)`` prompts it.
 
@@ -413,6 +421,7 @@ class HFAdapter:
         """The tokenised, left-padded model inputs (CPU tensors) of the whole batch: one forward pass."""
         _check_batch(batch)
         texts = [self._prompt(sample) for sample in batch]
+        self._reasoning_prefix = "<think>" if _opens_reasoning(texts[0]) else ""
         special = self._special_tokens(texts)
         if self.kind == "text":
             return self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=special)
@@ -433,7 +442,8 @@ class HFAdapter:
         with torch.inference_mode():
             output = self.model.generate(**inputs, generation_config=self.generation)
         new = output[:, inputs["input_ids"].shape[1]:].tolist()
-        return [Generation(self.tokenizer.decode(ids, skip_special_tokens=True), self._finish_reason(ids))
+        prefix = getattr(self, "_reasoning_prefix", "")
+        return [Generation(prefix + self.tokenizer.decode(ids, skip_special_tokens=True), self._finish_reason(ids))
                 for ids in new]
 
     def _finish_reason(self, ids: list[int]) -> str:

@@ -286,3 +286,26 @@ def test_openai_backoff_is_exponential_jittered_and_capped():
     again = make_adapter("openai:m", backoff=1.0, max_backoff=8.0, seed=3)
     assert [again._delay(a, None) for a in range(6)] == delays  # the jitter is seeded
     assert isinstance(adapter.config, OpenAIConfig)
+
+
+def test_hf_reasoning_template_gives_the_opening_tag_back(tiny_llm, tmp_path):
+    """A chat template that opens ``<think>`` in its generation prompt (Qwen3, DeepSeek-R1) makes the model start
+    inside the block: the stored response carries the tag, so a response cut before ``</think>`` is unfinished
+    reasoning (unparsed), never read as an answer; a template without it leaves responses as generated."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from hypergvl_dataset.answers import parse_int
+
+    folder = tmp_path / "reasoning-llm"
+    shutil.copytree(tiny_llm, folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    tok.chat_template = tok.chat_template.replace("<|assistant|>", "<|assistant|><think>\n")
+    tok.save_pretrained(folder)
+    text = [Sample(prompt="How many vertices? Ans:")]
+    plain = make_adapter(f"hf:{tiny_llm}", max_new_tokens=3, device="cpu", dtype="float32").generate(text)
+    reasoning = make_adapter(f"hf:{folder}", max_new_tokens=3, device="cpu", dtype="float32").generate(text)
+    assert not str(plain[0]).startswith("<think>")
+    assert str(reasoning[0]).startswith("<think>") and reasoning[0].finish_reason == "length"
+    assert parse_int(str(reasoning[0]) + " maybe Ans: 3? no wait") is None

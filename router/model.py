@@ -10,7 +10,7 @@ Long descriptions are cut from their **end** (``truncation_side="right"``, the d
 header, which names every vertex and hyperedge, and the first vertex lines stay; the question is never cut (a
 question longer than the whole budget is an error). ``truncation_side="left"`` keeps the end of the description.
 
-With ``input_header`` (``python -m router.train --header``, the default) the description is preceded by a short
+With ``input_header`` (``python -m router.train --header``) the description is preceded by a short
 size header, ``"17 vertices, 9 hyperedges."`` (one per hypergraph for ISM), counted from the HO-Neigh header that
 names every vertex and hyperedge: a small backbone does not count 17 names reliably, and the HO-Neigh text of a large
 hypergraph is cut at the token budget, so the size would otherwise be hard to see. The flag is saved in

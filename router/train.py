@@ -14,9 +14,18 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
   routing wants the argmax to be *one of* the best combinations, and balancing moves probability towards labels that
   are rarely best (on the symbolic PRM: the lossy text encodings, best only where all 35 tie), which an
   under-trained router then spills onto problems where they are wrong.
+- ``--target`` (what is learnt): ``best`` (default, the paper's classification: the cross-entropy over the tied
+  (p, R_p) pairs above); ``soft`` (the cross-entropy to the 35 accuracies averaged over the runs, normalised to sum
+  1: every pair's evidence, not only the tied maxima); ``regression`` (35 sigmoid outputs fitted to those
+  accuracies with binary cross-entropy; routing takes the argmax). The last two need the PRM's ``accuracies``
+  column. ``--header`` precedes the HO-Neigh description with ``"<n> vertices, <m> hyperedges."``
+  (:func:`router.model.size_header`), which a long description cut at ``--max-length`` would otherwise hide.
 - Validation each epoch on the 8:2 split: ``top1`` (accuracy over validation pairs), ``among_best`` (share of
-  validation meta problems whose argmax is one of their best combinations) and the pairs' unweighted loss. The best
-  checkpoint (highest among_best, then lowest val loss) is saved to ``--out`` with ``save_pretrained`` and a card.
+  validation meta problems whose argmax is one of their best combinations), the target's loss and, when the PRM
+  records the accuracies, ``routed`` (the validation problems' averaged accuracy of the routed pair) beside ``top``,
+  ``rand`` and ``oracle``. The kept checkpoint maximises ``--select`` (``routed`` by default; ``among_best`` for a
+  PRM without accuracies or when asked), then the lower val loss; ``--patience N`` stops after N epochs without a
+  better one. It is saved to ``--out`` with ``save_pretrained`` and a card.
 - Logged to ``--out/metrics.jsonl`` and the console; tqdm progress bar on the main process.
 - Resumable: the accelerate state (model, optimiser, scheduler, RNG) and ``trainer_state.json`` are saved to
   ``--out/checkpoint`` at each epoch end (and every ``--checkpoint-every`` steps); rerunning the same command resumes
@@ -70,8 +79,8 @@ class TrainConfig:
     max_length: int = 512
     truncation_side: str = "right"
     class_weights: bool = False
-    target: str = "regression"
-    header: bool = True
+    target: str = "best"
+    header: bool = False
     select: str = "routed"
     patience: int | None = None
     seed: int = 0
@@ -425,8 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help=f"what is learnt (default {d.target}): regression = each combination's averaged accuracy "
                         "(35 sigmoid outputs, BCE), soft = cross-entropy to the accuracies normalised over the 35, "
                         "best = the paper's argmax labels (cross-entropy over the tied (p, R_p) pairs)")
-    p.add_argument("--no-header", action="store_true",
-                   help="feed the plain HO-Neigh description (default: preceded by '<n> vertices, <m> hyperedges.')")
+    p.add_argument("--header", action="store_true",
+                   help="precede the HO-Neigh description with '<n> vertices, <m> hyperedges.' (default: plain)")
     p.add_argument("--select", choices=SELECTIONS, default=d.select,
                    help="the kept epoch maximises the routed accuracy on validation (default) or among_best")
     p.add_argument("--patience", type=int, default=d.patience,
@@ -442,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr,
                           weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, max_length=args.max_length,
                           truncation_side=args.truncation_side, class_weights=args.class_weights,
-                          target=args.target, header=not args.no_header, select=args.select, patience=args.patience,
+                          target=args.target, header=args.header, select=args.select, patience=args.patience,
                           seed=args.seed, max_steps=args.max_steps, checkpoint_every=args.checkpoint_every,
                           keep_checkpoint=args.keep_checkpoint)
         state = train(cfg, progress=not args.no_progress)

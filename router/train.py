@@ -74,6 +74,7 @@ class TrainConfig:
     batch_size: int = 16
     eval_batch_size: int = 64
     lr: float = 1e-4
+    head_lr: float | None = None
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
     max_length: int = 512
@@ -95,6 +96,8 @@ class TrainConfig:
         for name in ("max_steps", "checkpoint_every"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 when given, got {getattr(self, name)}")
+        if self.head_lr is not None and self.head_lr <= 0:
+            raise ValueError(f"head_lr must be > 0 when given, got {self.head_lr}")
         if self.lr <= 0 or not 0 <= self.warmup_ratio < 1 or self.weight_decay < 0:
             raise ValueError("need lr > 0, 0 <= warmup_ratio < 1 and weight_decay >= 0")
         if self.truncation_side not in ("right", "left"):
@@ -113,6 +116,8 @@ class TrainConfig:
         d = dataclasses.asdict(self)
         for k in ("out", "checkpoint_every", "keep_checkpoint", "eval_batch_size"):
             d.pop(k)
+        if d["head_lr"] is None:  # runs saved before the option existed resume unchanged
+            d.pop("head_lr")
         return d
 
 
@@ -241,6 +246,16 @@ def _atomic_json(path: Path, obj) -> None:
     os.replace(tmp, path)
 
 
+HEAD_PARAMETERS = ("classifier", "pooler", "pre_classifier")
+
+
+def _is_head(name: str) -> bool:
+    """Whether a parameter belongs to the freshly initialised head (the pooler and the 35-way classifier), which
+    ``head_lr`` trains at its own rate: with a few hundred meta problems a fine-tuning rate leaves the head at
+    the label marginals for the whole budget, so the router answers the favourite pair for every problem."""
+    return any(part in HEAD_PARAMETERS for part in name.split("."))
+
+
 def train(cfg: TrainConfig, progress: bool = True) -> dict:
     """Train (or resume) and return the final trainer state (history, best metrics)."""
     import torch
@@ -287,10 +302,15 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
     weights = class_weights(train_set) if cfg.class_weights else np.ones(len(LABELS))
     model = router.model
     no_decay = ("bias", "LayerNorm.weight", "layernorm", "layer_norm")
-    groups = [{"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-               "weight_decay": cfg.weight_decay},
-              {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
-               "weight_decay": 0.0}]
+    head_lr = cfg.lr if cfg.head_lr is None else cfg.head_lr
+    groups = []
+    for decay in (True, False):
+        for head in (False, True):
+            params = [p for n, p in model.named_parameters()
+                      if any(k in n for k in no_decay) != decay and _is_head(n) == head]
+            if params:
+                groups.append({"params": params, "weight_decay": cfg.weight_decay if decay else 0.0,
+                               "lr": head_lr if head else cfg.lr})
     optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True)  # one kernel per step (CPU and GPU)
     global_batch = cfg.batch_size * acc.num_processes
     steps_per_epoch = math.ceil(len(train_set) / global_batch)
@@ -426,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       ("weight_decay", float), ("warmup_ratio", float), ("max_length", int), ("seed", int)):
         p.add_argument(f"--{name.replace('_', '-')}", type=typ, default=getattr(d, name),
                        help=f"default {getattr(d, name)}")
+    p.add_argument("--head-lr", type=float, default=d.head_lr,
+                   help="learning rate of the fresh pooler and classifier head (default: --lr)")
     p.add_argument("--truncation-side", choices=["right", "left"], default=d.truncation_side,
                    help="which end of a long HO-Neigh description is cut (default right: its end); never the question")
     p.add_argument("--class-weights", action="store_true",
@@ -448,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         cfg = TrainConfig(prm=args.prm, out=args.out, backbone=args.backbone, epochs=args.epochs,
-                          batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr,
+                          batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr, head_lr=args.head_lr,
                           weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, max_length=args.max_length,
                           truncation_side=args.truncation_side, class_weights=args.class_weights,
                           target=args.target, header=args.header, select=args.select, patience=args.patience,

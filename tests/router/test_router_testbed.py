@@ -1,9 +1,6 @@
 """The routing test bed: baseline:profile answers right with its table's probability (checked sample by sample
-against the draw), refuses bad tables, and (slow) a router trained on its exhaustive runs must beat Top by 10 points
-on fresh problems of another seed under a profile where Top is best nowhere.
-
-The last check does not pass yet: the 1-layer test backbone (and MiniLM at 48 steps) collapses to one output for
-every input and routes everything to the marginal favourite, Top (see the README's WiseHyGR section)."""
+against the draw), refuses bad tables, and a router trained on its exhaustive runs must beat Top by 10 points
+on fresh problems of another seed under a profile where Top is best nowhere."""
 import json
 import zlib
 
@@ -80,8 +77,28 @@ def test_profile_answers_are_right_exactly_when_the_seeded_draw_is_below_p(small
         assert r["correct"] == (u < prof.p(r["task"], r["scale"], r["text_rep"], r["visual_rep"])), r["id"]
 
 
-@pytest.mark.slow
-def test_router_trained_on_the_test_bed_beats_top_by_10_points_on_fresh_problems(tmp_path, tiny_backbone):
+@pytest.fixture(scope="module")
+def routing_backbone(tmp_path_factory):
+    """A randomly initialised 2-layer BERT (hidden 64) with MiniLM's tokenizer: small enough to train in seconds,
+    large enough to tell the tasks and sizes apart."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from router.model import resolve_backbone
+
+    out = tmp_path_factory.mktemp("routing-backbone") / "bert"
+    torch.manual_seed(0)
+    BertModel(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                         max_position_embeddings=256)).save_pretrained(out)
+    AutoTokenizer.from_pretrained(resolve_backbone("minilm")[0]).save_pretrained(out)
+    return out
+
+
+def test_router_trained_on_the_test_bed_beats_top_by_10_points_on_fresh_problems(tmp_path, routing_backbone):
+    """The router learns the per-problem preference: trained on two exhaustive runs of 120 problems, it beats
+    Top by 10 points on 60 fresh problems of another seed. What makes it learn at this size (measured in the
+    README's ablation): the fresh head at its own rate (``head_lr``), short inputs (the size header, the question
+    and the start of the description in 64 tokens) and enough optimiser steps (batch 8, 30 epochs)."""
     profile = _profile(tmp_path / "ci.json")
     build(BuildConfig(out=tmp_path / "src", per_task=40, seed=301, tasks=TASKS, workers=1), progress=False)
     build(BuildConfig(out=tmp_path / "fresh", per_task=20, seed=302, tasks=TASKS, workers=1), progress=False)
@@ -91,8 +108,8 @@ def test_router_trained_on_the_test_bed_beats_top_by_10_points_on_fresh_problems
         evaluate_model(str(tmp_path / "src"), f"baseline:profile:{profile}:dataset={tmp_path / 'src'}:seed={s}",
                        runs[-1], batch_size=256, progress=False)
     build_prm(PRMConfig(tuple(map(str, runs)), str(tmp_path / "prm")), progress=False)
-    state = train(TrainConfig(prm=str(tmp_path / "prm"), out=str(tmp_path / "router"), backbone=str(tiny_backbone),
-                              max_length=160, lr=3e-3, epochs=12, batch_size=16, patience=4, seed=0,
+    state = train(TrainConfig(prm=str(tmp_path / "prm"), out=str(tmp_path / "router"), backbone=str(routing_backbone),
+                              max_length=64, lr=1e-3, head_lr=1e-2, epochs=30, batch_size=8, seed=0,
                               target="regression", header=True), progress=False)
     assert state["best"]["routed"] > state["best"]["top"]
     acc = {}

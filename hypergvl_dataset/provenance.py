@@ -69,6 +69,14 @@ def versions() -> dict[str, Optional[str]]:
     return out
 
 
+def _relative(arg: str) -> str:
+    """A command-line word naming a file of this checkout, relative to the checkout (no machine's path in a result)."""
+    try:
+        return str(Path(arg).resolve().relative_to(REPO_ROOT)) if arg.startswith("/") else arg
+    except ValueError:
+        return arg
+
+
 def provenance(config: Any = None, *, command: Optional[Iterable[str]] = None, seeds: Optional[Iterable[int]] = None,
                device: Optional[str] = None) -> dict[str, Any]:
     """The provenance record of a result made now by this process.
@@ -82,7 +90,7 @@ def provenance(config: Any = None, *, command: Optional[Iterable[str]] = None, s
         "package": f"hypergvl {_version('hypergvl') or 'uninstalled'}",
         "versions": versions(),
         "config": config,
-        "command": list(command) if command is not None else [Path(sys.executable).name, *sys.argv],
+        "command": list(command) if command is not None else [Path(sys.executable).name, *map(_relative, sys.argv)],
         "seeds": None if seeds is None else [int(s) for s in seeds],
         "device": device,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

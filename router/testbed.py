@@ -44,9 +44,9 @@ from typing import Sequence
 
 __all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "summarise", "main"]
 
-TASKS = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe", "OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
-UNDERSTANDING = frozenset(("VC", "HEC", "Ne", "DVC", "OEC", "ONe"))
-SCALES = ("small", "medium", "large")
+from evaluators.baselines import PROFILE_SCALES as SCALES
+from hypergvl_dataset.tasks import TASK_CODES as TASKS
+from hypergvl_dataset.tasks import UNDERSTANDING
 
 #: HyperGVL Table 4, the textual representation rows (accuracy %, task order of :data:`TASKS`)
 TABLE4_TEXT = {

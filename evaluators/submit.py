@@ -112,10 +112,8 @@ def _call(client, space: str, *args, **kwargs):
 def _outcome(space: str, message: str, accepted: str) -> int:
     """Print the Space's answer as one line; its exit status."""
     if message.startswith(accepted):
-        m = _SCORES.search(message)
-        line = (f"accepted: accuracy {m[1]}, Avg.U {m[2]}, Avg.R {m[3]}; {message}" if m and accepted == "Accepted"
-                else f"accepted: {message}")
-        print(line)
+        m = _SCORES.search(message)  # a request's answer, or hidden-set scores the Ladder withholds: verbatim
+        print(f"accepted: accuracy {m[1]}, Avg.U {m[2]}, Avg.R {m[3]}; {message}" if m else message)
         return 0
     kind = "rate limited" if message.startswith("Rejected: rate limit") else "refused"
     print(f"{kind} by Space {space}: {message}", file=sys.stderr)

@@ -1,0 +1,152 @@
+"""The HyperGVL paper's own rows (``evaluators/paper_results.json``) read back from the paper's text.
+
+Tables 3 and 4 are parsed from the seed text (``../shared/seeds/000_*.txt``: Markdown rows, a name cell then 14
+numbers in the column order of the table's own header line), and every shipped cell is compared with them; twenty
+cells typed here from the paper are checked against both, the averages relation recorded in the file is recomputed
+from the parsed text, and the sec. 3.2 / 3.3 prose is checked against the shipped rows."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evaluators import paper
+
+SEED = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "000_36546eb241ed204c.txt"
+NUMBER = re.compile(r"^\d+\.\d\d$")
+
+
+@pytest.fixture(scope="module")
+def seed() -> str:
+    if not SEED.exists():
+        pytest.fail(f"the HyperGVL seed text is missing: {SEED} (../shared/seeds beside the checkout)")
+    return SEED.read_text()
+
+
+def seed_table(text: str, number: int) -> dict[str, dict[str, float]]:
+    """Row name -> column -> value of the seed's Table ``number``, read up to the first line that is not a table row."""
+    lines = text[text.index(f"\nTable {number}:"):].splitlines()[2:]
+    header = None
+    rows = {}
+    for line in lines:
+        if not line.startswith("|"):
+            if header is not None:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "VC":
+            header = [c for c in cells if c]
+            continue
+        numbers = [c for c in cells if NUMBER.match(c)]
+        if header is None or len(numbers) != 14:
+            continue
+        name = [c for c in cells if c and not NUMBER.match(c)][-1]  # Table 4's first column may name the family
+        rows[name] = dict(zip(header, map(float, numbers)))
+    return rows
+
+
+# (table, row, column, value) as printed in the paper, typed by hand
+TYPED = [(3, "LLaVA-1.5-7B", "VC", 14.10), (3, "LLaVA-Next-7B", "OMF", 3.84), (3, "Molmo-7B-D-0924", "ISM", 45.90),
+         (3, "InternVL2.5-8B", "ONe", 22.00), (3, "GLM-4V-9B", "Avg.R", 18.90), (3, "InternVL3-8B", "3-CL", 38.04),
+         (3, "Qwen2.5-VL-7B", "Avg.U", 42.39), (3, "Qwen3-VL-8B", "SHC", 46.57), (3, "Gemma3-12B", "Ne", 73.34),
+         (3, "Deepseek-VL2-27B", "HHM", 0.03), (3, "GPT-4o", "Avg.U", 66.91), (3, "Gemini-3 Flash", "OSP", 82.09),
+         (3, "Average", "Ne", 37.71), (4, "LO-Inc", "ONe", 50.12), (4, "Cli-Exp", "ISM", 56.17),
+         (4, "HO-Neigh", "HEC", 67.03), (4, "Inc-Mat", "ONe", 10.05), (4, "St-Inc", "Avg.R", 22.30),
+         (4, "V-E Avg.", "VC", 71.72), (4, "N-Set", "Avg.R", 28.44), (4, "Set-Based Avg.", "OEC", 43.75)]
+
+
+def test_the_parser_reads_whole_tables(seed):
+    t3, t4 = seed_table(seed, 3), seed_table(seed, 4)
+    assert len(t3) == 13 and list(t3)[0] == "LLaVA-1.5-7B" and list(t3)[-1] == "Average"
+    assert len(t4) == 15 and list(t4)[:5] == ["LO-Inc", "N-Pair", "Adj-Mat", "Cli-Exp", "V-V Avg."]
+    assert list(t3["GPT-4o"]) == ["VC", "HEC", "Ne", "DVC", "OEC", "ONe", "Avg.U", "OSP", "OMF", "ISM", "3-CL", "SHC",
+                                  "HHM", "Avg.R"]
+
+
+@pytest.mark.parametrize("number,name,column,value", TYPED)
+def test_typed_cells(seed, number, name, column, value):
+    assert seed_table(seed, number)[name][column] == value
+    assert paper.load().tables[number].row(name).cells[column] == value
+
+
+def test_every_shipped_cell_equals_the_paper(seed):
+    """All 13 x 14 cells of Table 3 and 15 x 14 of Table 4, in the paper's row order."""
+    for number in (3, 4):
+        table, text = paper.load().tables[number], seed_table(seed, number)
+        assert [r.name for r in table.rows] == list(text)
+        for r in table.rows:
+            assert r.cells == text[r.name], (number, r.name)
+
+
+def test_sources_and_kinds_are_named():
+    p = paper.load()
+    assert p.source["arxiv_id"] == "2604.15648" and p.source["title"].startswith("HyperGVL:")
+    assert p.tables[3].caption.startswith("Model performance (Acc) on HyperGVL benchmark")
+    assert p.tables[4].caption.startswith("Average performance (Acc) with different hypergraph representations")
+    kinds = {r.name: r.kind for r in p.tables[3].rows}
+    assert [n for n, k in kinds.items() if k == "closed-source LVLM"] == ["GPT-4o", "Gemini-3 Flash"]
+    t4 = p.tables[4].rows
+    assert [r.name for r in t4 if r.kind == "textual"] == ["LO-Inc", "N-Pair", "Adj-Mat", "HO-Neigh", "HO-Inc",
+                                                           "Inc-Mat", "N-Set"]
+    assert sorted(r.name for r in t4 if r.kind == "visual") == ["Bi-Inc", "Cli-Exp", "Enc-Hy", "Sh-Inc", "St-Inc"]
+
+
+def test_recorded_averages_relation_recomputes_from_the_seed(seed):
+    """Which printed averages are the mean of their cells, computed here from the seed's own numbers."""
+    def mean(xs):
+        xs = list(xs)
+        return sum(xs) / len(xs)
+
+    und, rea = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe"), ("OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
+    for number in (3, 4):
+        text, rec = seed_table(seed, number), paper.load().tables[number].recomputation
+        assert rec["avg_u_differs"] == [n for n, c in text.items() if abs(mean(c[t] for t in und) - c["Avg.U"]) > 0.00501]
+        assert rec["avg_r_differs"] == [n for n, c in text.items() if abs(mean(c[t] for t in rea) - c["Avg.R"]) > 0.00501]
+        for s in rec["summary_rows"]:
+            got = text[s["row"]]
+            assert s["columns_differ"] == [k for k in got if abs(mean(text[m][k] for m in s["mean_of"]) - got[k]) > 0.00501]
+    t3 = paper.load().tables[3].recomputation
+    assert t3["avg_u_differs"] == ["GPT-4o", "Average"] and t3["avg_r_differs"] == []
+    assert t3["summary_rows"][0]["columns_differ"] == ["Ne", "ONe"] and len(t3["summary_rows"][0]["mean_of"]) == 12
+
+
+def test_a_mistyped_cell_fails_the_load(tmp_path):
+    raw = json.loads(paper.PATH.read_text())
+    raw["tables"][0]["rows"][4]["cells"]["VC"] = 91.43  # GLM-4V-9B's 91.34, two digits swapped
+    bad = tmp_path / "paper.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match="Table 3: the recorded recomputation"):
+        paper.load(bad)
+    raw["tables"][0]["rows"][4]["cells"].pop("VC")
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match="row 'GLM-4V-9B': columns"):
+        paper.load(bad)
+
+
+def test_the_prose_agrees_with_the_rows(seed):
+    """Sec. 3.2 quotes six Table 3 averages; sec. 3.3 gives no number (Fig. 3 only), which the file records."""
+    t3 = paper.load().tables[3]
+    for name, column, quoted in (("Average", "Avg.R", "Avg.R across models (23.28%)"),
+                                 ("Average", "Avg.U", "than Avg.U (40.31%)"),
+                                 ("Gemini-3 Flash", "Avg.R", "Gemini-3 Flash, achieves only 62.04%"),
+                                 ("Gemini-3 Flash", "Avg.U", "highest Avg.U reaching 89.72%"),
+                                 ("Gemma3-12B", "Avg.U", "compared to 63.53%"), ("Qwen3-VL-8B", "Avg.R", "vs. 34.43%")):
+        assert quoted in seed and f"{t3.row(name).cells[column]:.2f}" in quoted
+    section = seed[seed.index("### 3.3 "):seed.index("### 3.4 ")]
+    assert not re.search(r"\d+\.\d+", section.split("\n", 1)[1])  # no numbers at all
+    llm = paper.load().llm_comparison
+    assert llm["claim"] in section and llm["figure"] in section and llm["numbers"].startswith("none")
+    for pair in llm["pairs"]:
+        assert t3.row(pair["lvlm"]).kind == "open-source LVLM"
+        assert pair["lvlm"].rsplit("-", 1)[0] in section and pair["llm"] in section
+
+
+@pytest.mark.parametrize("run,row", [("hf:Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL-7B"),
+                                     ("google/gemma-3-12b-it", "Gemma3-12B"), ("gpt-4o-2024-08-06", "GPT-4o"),
+                                     ("llava-hf/llava-1.5-7b-hf", "LLaVA-1.5-7B"), ("OpenGVLab/InternVL3-8B",
+                                                                                     "InternVL3-8B"),
+                                     ("gpt-4o-mini", None), ("baseline:symbolic", None), ("Average", None),
+                                     ("Qwen/Qwen2.5-VL-72B-Instruct", None)])
+def test_match_names_a_paper_model_only_when_it_is_one(run, row):
+    hit = paper.match(run)
+    assert (hit and hit.name) == row

@@ -141,7 +141,7 @@ def _submit(args: argparse.Namespace) -> int:
         client = Client(src, token=get_token() if on_hub else None, verbose=False, download_files=False,
                         analytics_enabled=False)
     except Exception as exc:  # noqa: BLE001 - whatever stops the connection (DNS, refused, 404, offline Hub)
-        raise UserError(f"cannot reach Space {args.space}: {exc or type(exc).__name__}") from None
+        raise UserError(f"cannot reach Space {args.space}: {str(exc) or type(exc).__name__}") from None
     common = dict(link=args.link, revision=args.revision, model_type=args.model_type, params=args.params,
                   track=track)
     if args.request is not None:

@@ -110,6 +110,31 @@ def test_refusals_are_the_servers_words(space, tmp_path, capsys):
     assert not [e for e in svc.store.entries() if e.model in ("org/wrong-set", "org/tampered")]
 
 
+def test_hidden_set_scores_rounded_then_withheld_by_the_ladder(space, tmp_path, capsys):
+    """A hidden-set run (its results.json names the served questions-only build): rounded scores, numbers over too
+    few problems shown as "-", then a worse run of the same submitter accepted with its scores withheld."""
+    svc, url = space
+    hidden = svc.sets.current("hidden")
+    runs = []
+    for name in ("baseline-symbolic-vision", "baseline-random-vision"):
+        seeded, run = seeded_run(svc, name, "hidden"), tmp_path / name
+        run.mkdir()
+        shutil.copy(seeded / "samples.jsonl", run / "samples.jsonl")
+        results = json.loads((seeded / "results.json").read_text())
+        results["dataset"]["build_sha256"] = hidden.served_sha256
+        (run / "results.json").write_text(json.dumps(results))
+        runs.append(run)
+    rc, out, err = hypergvl(capsys, runs[0], "--space", url, "--model", "org/hidden-1", "--testset", "hidden", *meta())
+    assert (rc, err) == (0, "")
+    (entry,) = [e for e in svc.store.entries() if e.model == "org/hidden-1"]
+    assert entry.testset == hidden.name and entry.scores["accuracy"] > 50
+    assert out.startswith(f"accepted: accuracy {round(entry.scores['accuracy']):.2f}, Avg.U -, Avg.R -; Accepted: ")
+    rc, out, err = hypergvl(capsys, runs[1], "--space", url, "--model", "org/hidden-2", "--testset", "hidden", *meta())
+    assert (rc, err) == (0, "")
+    assert out.startswith(f"Accepted: org/hidden-2 on {hidden.name} (vision), re-scored by the server over ")
+    assert "hidden-set scores are not published" in out and "accuracy" not in out
+
+
 def test_a_second_submission_is_rate_limited(limited, tmp_path, capsys):
     svc, url = limited
     first, _ = run_folder(svc, tmp_path, 1, "first")

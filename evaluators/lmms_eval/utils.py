@@ -11,7 +11,7 @@ tasks", sec. 3.2, Table 3) and the share of unparsed answers, in percent.
 
 The data: ``$HYPERGVL_DATASET``, a build folder (``hypergvl build --out DIR``) or a Hub dataset id; ``hypergvl``
 when unset (the folder ``hypergvl build --out hypergvl`` writes, else that Hub id). The task YAMLs read
-:data:`DATASET_PATH` and :data:`DATASET_KWARGS` (a local build is cached under its own sha256, as the harness
+``DATASET_PATH`` and ``DATASET_KWARGS`` (a local build is cached under its own sha256, as the harness
 caches it). Loaded as ``evaluators.lmms_eval.utils``, so it needs the ``hypergvl`` package installed.
 """
 from __future__ import annotations
@@ -27,8 +27,9 @@ PREFIX = "hypergvl_"
 METRICS = ("accuracy", "avg_u", "avg_r", "unparsed_rate")
 
 
+@functools.lru_cache(maxsize=1)
 def _dataset() -> tuple[str, dict]:
-    """(``dataset_path``, ``dataset_kwargs``) of ``$HYPERGVL_DATASET``."""
+    """(``dataset_path``, ``dataset_kwargs``) of ``$HYPERGVL_DATASET``, read once a task YAML asks for them."""
     name = os.environ.get(ENV, "hypergvl")
     path = Path(name).expanduser()
     if not path.is_dir():
@@ -41,7 +42,13 @@ def _dataset() -> tuple[str, dict]:
     return str(path.resolve()), {"cache_dir": str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / sha[:16])}
 
 
-DATASET_PATH, DATASET_KWARGS = _dataset()
+def __getattr__(name: str):
+    """``DATASET_PATH`` and ``DATASET_KWARGS``, computed on first use (importing this module reads no data)."""
+    if name == "DATASET_PATH":
+        return _dataset()[0]
+    if name == "DATASET_KWARGS":
+        return dict(_dataset()[1])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def task_name(text_rep: str, visual_rep: str) -> str:

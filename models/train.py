@@ -16,7 +16,9 @@ hyperedge prediction and hypergraph classification (the reference's early-stoppi
 
 Configuration is resolved in a fixed order and saved with every result: dataclass defaults, then the config
 file (``models/configs/<MODEL>.yaml`` unless ``--config`` names another; its ``<task>.default`` section, then
-its ``<task>.<dataset>`` section), then ``--set key=value`` (the command line wins). Keys are the fields of
+its ``<task>.<dataset>`` section), then the settings of a published protocol when ``--set protocol=NAME`` (or the
+file) names one (:mod:`models.protocols`: ``allset``, the AllSet / ED-HNN protocol, with the source of every value
+in ``sources`` and the runs it asks for as the default ``--runs``), then ``--set key=value`` (the command line wins). Keys are the fields of
 :class:`TrainerConfig`, of the task's config dataclass (:mod:`models.tasks`) and the model's keyword
 arguments (read from its constructor signature); ``trainer.``, ``task.`` and ``model.`` prefixes are accepted.
 An unknown key or a value of the wrong type is an error naming the key and the valid choices.
@@ -72,11 +74,14 @@ class TrainerConfig:
     """Settings of the training loop and the encoder's common constructor arguments.
 
     Defaults are DHG-Bench's general ones (hidden 128, lr 1e-3, no weight decay, 100 epochs, dropout 0.5,
-    2 layers). ``select``: ``auto`` (the task's reference choice), ``last`` or ``best_val``. ``patience``:
+    2 layers). ``select``: ``auto`` (the task's reference choice), ``last``, ``best_val`` (the later of equal
+    validation scores, as DHG-Bench) or ``best_val_first`` (the earlier, as AllSet's ``argmax``). ``patience``:
     stop after this many epochs without a better validation score (0: never). ``eval_every``: evaluate every
     this many epochs, and at the last one when ``select`` is ``last`` or nothing was evaluated yet (as the
     reference's ``display_step``: with 50 epochs and 20, ``best_val`` chooses between epochs 20 and 40).
-    ``checkpoint_every``: save a resumable checkpoint every this many epochs (0: never).
+    ``checkpoint_every``: save a resumable checkpoint every this many epochs (0: never). ``protocol``: a
+    published protocol (:mod:`models.protocols`) whose settings :func:`resolve_config` layers between the config
+    file and ``--set``; ``None`` (the default) is DHG-Bench's, and a resolved config then omits the key.
     """
 
     lr: float = 1e-3
@@ -86,9 +91,10 @@ class TrainerConfig:
     num_layers: int = 2
     dropout: float = 0.5
     patience: int = 0
-    select: Literal["auto", "last", "best_val"] = "auto"
+    select: Literal["auto", "last", "best_val", "best_val_first"] = "auto"
     eval_every: int = 1
     checkpoint_every: int = 10
+    protocol: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not self.lr > 0:
@@ -207,11 +213,15 @@ class ResolvedConfig:
     model: dict[str, Any]
     sources: dict[str, str]
     model_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)
+    protocol: Optional[dict[str, Any]] = None  # models.protocols.protocol_settings's record, when one applies
 
     def to_dict(self) -> dict[str, Any]:
-        return {"trainer": dataclasses.asdict(self.trainer), "task": dataclasses.asdict(self.task),
-                "model": dict(self.model), "model_defaults": dict(self.model_defaults),
-                "sources": dict(self.sources)}
+        trainer = dataclasses.asdict(self.trainer)
+        if trainer["protocol"] is None:  # without a protocol, the config is the one of before protocols existed
+            del trainer["protocol"]
+        out = {"trainer": trainer, "task": dataclasses.asdict(self.task), "model": dict(self.model),
+               "model_defaults": dict(self.model_defaults), "sources": dict(self.sources)}
+        return out if self.protocol is None else {**out, "protocol": dict(self.protocol)}
 
 
 def model_defaults(cls: type, given: Mapping[str, Any] = {}) -> dict[str, Any]:
@@ -252,7 +262,10 @@ def _read_config_file(path: Path) -> dict:
 
 def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Path] = None,
                    overrides: Sequence[str] = ()) -> ResolvedConfig:
-    """Defaults, then the config file's ``<task>.default`` and ``<task>.<dataset>``, then ``overrides``."""
+    """Defaults, then the config file's ``<task>.default`` and ``<task>.<dataset>``, then the settings of the
+    protocol (``trainer.protocol``, from the file or ``overrides``; :func:`models.protocols.protocol_settings`,
+    each value's source named), then ``overrides``. A bare ``protocol=`` names the trainer's protocol when its
+    value is one (or the task has none), else the task's own ``protocol`` (hyperedge and graph tasks)."""
     try:
         task_cls = get_task(task)
     except ValueError as e:
@@ -301,11 +314,28 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
         ds_key = next((k for k in secs if k.lower() == dataset.lower()), None)
         if ds_key is not None:
             apply(secs[ds_key].items(), f"{path.name} [{task}.{ds_key}]")
+    from models.protocols import PROTOCOLS, protocol_settings
+
     pairs = []
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"--set expects key=value, got {item!r}")
-        pairs.append(tuple(s.strip() for s in item.split("=", 1)))
+        key, value = (s.strip() for s in item.split("=", 1))
+        if key == "protocol":  # the trainer's protocol, or the task's own where it has one and is named
+            key = "trainer.protocol" if value in PROTOCOLS or "protocol" not in sections["task"] else "task.protocol"
+        pairs.append((key, value))
+    protocol = values["trainer"].get("protocol")
+    for key, value in pairs:
+        if place(key, "--set") == ("trainer", "protocol"):
+            protocol = coerce(f"--set: {key}", value, sections["trainer"]["protocol"])
+    record = None
+    if protocol is not None:
+        try:
+            settings, record = protocol_settings(protocol, model, task, dataset)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        for key, value, source in settings:
+            apply([(key, value)], f"protocol {protocol}: {source}")
     apply(pairs, "--set")
 
     try:
@@ -321,7 +351,8 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
     if trainer.select == "auto":
         trainer = dataclasses.replace(trainer, select=task_cls.default_select)
         sources["trainer.select"] = f"task {task} default"
-    return ResolvedConfig(trainer, task_cfg, values["model"], sources, model_defaults(model_cls, values["model"]))
+    return ResolvedConfig(trainer, task_cfg, values["model"], sources, model_defaults(model_cls, values["model"]),
+                          record)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -475,7 +506,8 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
             state.history.append({"epoch": state.epoch, "loss": total / max(batches, 1), "val": val,
                                   "test": metrics["test"][task.metric]})
             state.elapsed_s += time.perf_counter() - t0
-            if val >= state.best_val:  # ties go to the later epoch, as in the reference
+            # ties go to the later epoch, as in the reference; best_val_first keeps the earlier (AllSet's argmax)
+            if val > state.best_val or (val == state.best_val and trainer.select != "best_val_first"):
                 state.best_val, state.best_epoch, state.best_metrics = val, state.epoch, metrics
                 state.time_to_best_s = state.elapsed_s
                 state.train_time_to_best_s = float(sum(state.epoch_times))
@@ -489,8 +521,9 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
             _save_checkpoint(accelerator, ckpt, state)
     bar.close()
 
-    selected = state.best_metrics if trainer.select == "best_val" else state.last_metrics
-    selected_epoch = state.best_epoch if trainer.select == "best_val" else state.last_eval_epoch
+    best = trainer.select in ("best_val", "best_val_first")
+    selected = state.best_metrics if best else state.last_metrics
+    selected_epoch = state.best_epoch if best else state.last_eval_epoch
     times = np.asarray(state.epoch_times)
     return {
         "seed": seed,
@@ -652,6 +685,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         "std_kind": "population (ddof=0)",
         "units": "percent",
         "select": cfg.trainer.select,
+        **({"protocol": cfg.protocol} if cfg.protocol else {}),
         "test_metrics": agg,
         "val_metrics": {k: dict(zip(("mean", "std"), mean_std([r["metrics"]["val"][k] for r in records])))
                         for k in sorted({k for r in records for k in r["metrics"]["val"]})},
@@ -687,7 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="a name in models.nn.MODELS, e.g. HGNN")
     p.add_argument("--dataset", required=True, help="a dataset name accepted by models.datasets.load, e.g. cora")
     p.add_argument("--task", required=True, help=f"one of: {', '.join(sorted(TASKS))}")
-    p.add_argument("--runs", type=int, default=5, help="number of seeds, 0..runs-1 (default 5)")
+    p.add_argument("--runs", type=int, default=None,
+                   help="number of seeds, 0..runs-1 (default 5, or the runs of --set protocol=NAME)")
     p.add_argument("--out", required=True, type=Path, help="output folder")
     p.add_argument("--config", type=Path, default=None,
                    help="YAML config file (default: models/configs/<MODEL>.yaml when it exists)")
@@ -711,6 +746,9 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("accelerate").setLevel(logging.WARNING)
     try:
+        if args.runs is None:
+            cfg = resolve_config(args.model, args.task, args.dataset, args.config, args.overrides)
+            args.runs = cfg.protocol["runs"] if cfg.protocol else 5
         if args.resume and (held := finished_runs(args.out)) > args.runs:  # run_experiment would summarise the first
             raise ConfigError(f"--resume: {args.out} holds {held} finished runs, more than --runs {args.runs}; pass "
                               f"--runs {held} or more (a summary of {args.runs} would leave out the others)")

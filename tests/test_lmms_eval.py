@@ -1,0 +1,218 @@
+"""HyperGVL as an lmms-eval task package (evaluators/lmms_eval/) and `hypergvl import-lmms-eval`.
+
+The end-to-end test runs lmms-eval's own CLI (`python -m lmms_eval eval`) with its `llava_hf` wrapper on a tiny local
+LLaVA and a small local build, offline, and checks sample by sample that it asks what `hypergvl evaluate --model
+hf:DIR` asks (same raw responses), that the imported run equals the harness's run, and that `hypergvl report` and
+`hypergvl score` read it."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hypergvl_dataset.cli import main
+
+pytest.importorskip("lmms_eval")
+pytest.importorskip("decord", reason="lmms-eval's llava_hf imports decord (the lmms-eval[video-legacy] extra)")
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS_DIR = ROOT / "evaluators" / "lmms_eval"
+PAIRS = (("n_set", "enc_hy"), ("n_set", "st_inc"))  # one text rep: `evaluate` then asks exactly these pairs
+LIMIT, TOKENS = 10, 8  # the first 10 rows of the build: 8 HEC (understanding) and 2 HHM (reasoning) problems
+FIELDS = ("meta_id", "task", "text_rep", "visual_rep", "scale", "source", "finish_reason", "parsed", "correct",
+          "unparsed", "reference")
+
+
+def _rows(build):
+    from datasets import load_dataset
+
+    return load_dataset(str(build), split="test", cache_dir=str(build.parent / "cache"))
+
+
+def _hooks():
+    from evaluators.lmms_eval import utils
+
+    return utils
+
+
+# ------------------------------------------------------------------------------------------------ the task folder
+def test_task_folder_has_one_subtask_per_pair_and_the_two_groups():
+    import yaml
+    from lmms_eval.tasks import TaskManager
+
+    from evaluators.adapters import DEFAULT_MAX_NEW_TOKENS
+    from hypergvl_dataset.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl_dataset.text import TEXT_REPS
+
+    index = TaskManager("ERROR", include_path=str(TASKS_DIR), include_defaults=False).task_index
+    pairs = {f"hypergvl_{t}_{v}": (t, v) for t in TEXT_REPS for v in VISUAL_REPS}
+    text_only = {f"hypergvl_{t}_{TEXT_ONLY}": (t, TEXT_ONLY) for t in TEXT_REPS}
+    assert {k for k, v in index.items() if v["type"] == "task"} == set(pairs) | set(text_only)
+    assert {k for k, v in index.items() if v["type"] == "group"} == {"hypergvl", "hypergvl_text_only"}
+    for name, pair in {**pairs, **text_only}.items():
+        cfg = yaml.safe_load((TASKS_DIR / f"{name}.yaml").read_text())
+        assert (cfg["lmms_eval_specific_kwargs"]["default"]["text_rep"],
+                cfg["lmms_eval_specific_kwargs"]["default"]["visual_rep"]) == pair == _hooks().pair_of(name)
+    group = (TASKS_DIR / "hypergvl.yaml").read_text()
+    assert [line.strip("- ") for line in group.splitlines() if line.startswith("  - hypergvl_")] == list(pairs)
+    template = (TASKS_DIR / "_default_template_yaml").read_text()
+    gen = yaml.safe_load(template.split("generation_kwargs:")[1].split("process_results")[0])
+    assert gen == {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, "temperature": 0, "do_sample": False, "num_beams": 1,
+                   "until": []}
+    with pytest.raises(ValueError, match="not a HyperGVL lmms-eval task"):
+        _hooks().pair_of("mme")
+
+
+def test_hooks_give_the_harness_prompt_and_image(small_build):
+    utils = _hooks()
+    docs = _rows(small_build)
+    for i in (0, 9):
+        doc = docs[i]
+        kw = {"text_rep": "ho_inc", "visual_rep": "cli_exp"}
+        assert utils.doc_to_text(doc, kw) == f"{doc['text_ho_inc']} {doc['question']}"
+        (image,) = utils.doc_to_visual(doc, kw)
+        assert image.mode == "RGB" and image.tobytes() == doc["image_cli_exp"].convert("RGB").tobytes()
+        assert utils.doc_to_visual(doc, {"text_rep": "ho_inc", "visual_rep": "none"}) == []
+
+
+def test_process_results_grades_against_the_rows_answer(small_build):
+    from hypergvl_dataset.answers import SCORER_VERSION
+
+    utils = _hooks()
+    docs = [d for d in _rows(small_build) if d["task"] in ("HEC", "SHC")]
+    hec = next(d for d in docs if d["task"] == "HEC")
+    right = utils.process_results(hec, [f"Ans: {hec['answer']}"])
+    wrong = utils.process_results(hec, [f"Ans: {int(hec['answer']) + 1}"])
+    assert set(right) == set(utils.METRICS) and right["accuracy"]["correct"] and not wrong["accuracy"]["correct"]
+    echo = utils.process_results(hec, ["List the answer after “Ans:”."])
+    assert echo["accuracy"]["unparsed"]
+    shc = next(d for d in docs if d["task"] == "SHC")
+    shc_right = utils.process_results(shc, [f"Ans: {shc['answer']}"])["avg_r"]
+    assert shc_right["correct"]
+    items = [right["accuracy"], wrong["accuracy"], shc_right]
+    assert utils.aggregate_accuracy(items) == pytest.approx(200 / 3)
+    assert utils.aggregate_avg_u(items) == 50.0 and utils.aggregate_avg_r(items) == 100.0
+    assert utils.aggregate_unparsed_rate(items) == 0.0
+    assert utils.aggregate_avg_r(items[:2]) != utils.aggregate_avg_r(items[:2])  # NaN: no reasoning task
+    assert utils.SCORER_VERSION == SCORER_VERSION
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+@pytest.fixture(scope="module")
+def runs(small_build, tiny_llava, tmp_path_factory):
+    """lmms-eval's CLI and `hypergvl evaluate` on the same tiny LLaVA, build and samples."""
+    out = tmp_path_factory.mktemp("lmms")
+    env = dict(os.environ, HYPERGVL_DATASET=str(small_build), WANDB_MODE="disabled", HF_HUB_OFFLINE="1",
+               HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    tasks = ",".join(f"hypergvl_{t}_{v}" for t, v in PAIRS)
+    cmd = [sys.executable, "-m", "lmms_eval", "eval", "--model", "llava_hf",
+           "--model_args", f"pretrained={tiny_llava},device=cpu,device_map=cpu,dtype=float32",
+           "--tasks", tasks, "--include_path", str(TASKS_DIR), "--limit", str(LIMIT),
+           "--gen_kwargs", f"max_new_tokens={TOKENS}", "--log_samples", "--output_path", str(out / "logs")]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert main(["evaluate", "--dataset", str(small_build), "--model", f"hf:{tiny_llava}", "--out", str(out / "ours"),
+                 "--text-reps", *sorted({t for t, _ in PAIRS}), "--visual-reps", *sorted({v for _, v in PAIRS}),
+                 "--limit", str(LIMIT * len(PAIRS)), "--batch-size", "1", "--max-new-tokens", str(TOKENS), "--device", "cpu",
+                 "--no-progress"]) == 0
+    assert main(["import-lmms-eval", str(out / "logs"), "--dataset", str(small_build), "--out", str(out / "imported")]) == 0
+    return out
+
+
+def _records(folder):
+    return {r["id"]: r for r in map(json.loads, (folder / "samples.jsonl").read_text().splitlines())}
+
+
+def test_lmms_eval_asks_what_hypergvl_evaluate_asks(runs):
+    ours = _records(runs / "ours")
+    (results_file,) = (runs / "logs").rglob("*_results.json")
+    lmms = json.loads(results_file.read_text())["results"]
+    seen = 0
+    for t, v in PAIRS:
+        (log,) = (runs / "logs").rglob(f"*_samples_hypergvl_{t}_{v}.jsonl")
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        assert len(lines) == LIMIT
+        for d in lines:
+            rec = ours[f"{d['accuracy']['id']}/{t}/{v}"]
+            # the same prompt, image and greedy decoding (lmms-eval logs the response stripped of white space)
+            assert d["filtered_resps"] == rec["response"].strip()
+            assert d["accuracy"]["correct"] == rec["correct"] and d["accuracy"]["parsed"] == rec["parsed"]
+            seen += 1
+        mine = [ours[f"{d['accuracy']['id']}/{t}/{v}"] for d in lines]
+        assert lmms[f"hypergvl_{t}_{v}"]["accuracy,none"] == pytest.approx(100 * sum(r["correct"] for r in mine) / LIMIT)
+        assert lmms[f"hypergvl_{t}_{v}"]["unparsed_rate,none"] == pytest.approx(
+            100 * sum(r["unparsed"] for r in mine) / LIMIT)
+    assert seen == len(ours) == LIMIT * len(PAIRS)
+    assert {r["task"] for r in ours.values()} == {"HEC", "HHM"}
+    assert len({r["response"] for r in ours.values()}) > len(ours) // 2  # responses depend on the input
+
+
+def test_imported_run_equals_the_harness_run(runs, small_build, capsys):
+    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl_dataset.provenance import of
+
+    ours, imported = _records(runs / "ours"), _records(runs / "imported")
+    assert set(imported) == set(ours)
+    for sid, rec in imported.items():
+        assert {k: rec[k] for k in FIELDS} == {k: ours[sid][k] for k in FIELDS}, sid
+        assert rec["response"] == ours[sid]["response"].strip()
+    assert any(r["response"] != r["response"].strip() for r in ours.values())  # the white space is graded alike
+    a = json.loads((runs / "imported" / "results.json").read_text())
+    b = json.loads((runs / "ours" / "results.json").read_text())
+    assert a["scores"] == b["scores"] and a["scorer_version"] == SCORER_VERSION
+    assert a["dataset"] == b["dataset"] and a["selection"]["digest"] == b["selection"]["digest"]
+    assert a["generation"]["max_new_tokens"] == TOKENS and a["truncated_share"] == b["truncated_share"]
+    assert of(a)["config"]["command"] == "import-lmms-eval" and of(a)["commit"] == of(b)["commit"]
+    capsys.readouterr()
+    assert main(["report", str(runs / "imported")]) == 0
+    assert "| Avg.U | Avg.R |" in capsys.readouterr().out
+    assert main(["score", str(runs / "imported"), "--dataset", str(small_build), "--out", str(runs / "rescored")]) == 0
+    assert json.loads((runs / "rescored" / "results.json").read_text())["scores"] == a["scores"]
+
+
+def _copy_logs(runs, tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(runs / "logs", logs)
+    (log,) = logs.rglob(f"*_samples_hypergvl_{PAIRS[0][0]}_{PAIRS[0][1]}.jsonl")
+    return logs, log, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _write(log, lines):
+    log.write_text("".join(json.dumps(d) + "\n" for d in lines))
+
+
+def test_import_grades_the_logged_response(runs, small_build, tmp_path):
+    logs, log, lines = _copy_logs(runs, tmp_path)
+    lines[0]["filtered_resps"] = f"Ans: {lines[0]['target']}"  # the row's own answer: right whatever the model said
+    _write(log, lines)
+    assert main(["import-lmms-eval", str(logs), "--dataset", str(small_build), "--out", str(tmp_path / "run")]) == 0
+    imported, ours = _records(tmp_path / "run"), _records(runs / "ours")
+    sid = f"{lines[0]['accuracy']['id']}/{PAIRS[0][0]}/{PAIRS[0][1]}"
+    assert imported[sid]["correct"] and not ours[sid]["correct"]
+    assert all(imported[k]["correct"] == ours[k]["correct"] for k in ours if k != sid)
+
+
+def test_import_refuses_bad_logdirs(runs, small_build, tmp_path, capsys):
+    def refused(logdir, message):
+        capsys.readouterr()
+        assert main(["import-lmms-eval", str(logdir), "--dataset", str(small_build), "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+
+    refused(tmp_path / "missing", "is not a folder")
+    (tmp_path / "empty").mkdir()
+    refused(tmp_path / "empty", "holds no lmms-eval samples")
+    logs, log, lines = _copy_logs(runs, tmp_path / "other-task")
+    log.rename(log.with_name(log.name.split("_samples_")[0] + "_samples_mme.jsonl"))
+    refused(logs, "not a HyperGVL lmms-eval task")
+    logs, log, lines = _copy_logs(runs, tmp_path / "other-build")
+    lines[0]["target"] = lines[0]["target"] + "0"
+    _write(log, lines)
+    refused(logs, "come from another build")
+    logs, log, lines = _copy_logs(runs, tmp_path / "garbled")
+    log.write_text("{not json\n")
+    refused(logs, "is not an lmms-eval sample line")
+    assert not (tmp_path / "x" / "results.json").exists()

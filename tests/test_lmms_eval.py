@@ -105,21 +105,25 @@ def test_process_results_grades_against_the_rows_answer(small_build):
 def runs(small_build, tiny_llava, tmp_path_factory):
     """lmms-eval's CLI and `hypergvl evaluate` on the same tiny LLaVA, build and samples."""
     out = tmp_path_factory.mktemp("lmms")
-    env = dict(os.environ, HYPERGVL_DATASET=str(small_build), WANDB_MODE="disabled", HF_HUB_OFFLINE="1",
-               HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    tasks = ",".join(f"hypergvl_{t}_{v}" for t, v in PAIRS)
-    cmd = [sys.executable, "-m", "lmms_eval", "eval", "--model", "llava_hf",
-           "--model_args", f"pretrained={tiny_llava},device=cpu,device_map=cpu,dtype=float32",
-           "--tasks", tasks, "--include_path", str(TASKS_DIR), "--limit", str(LIMIT),
-           "--gen_kwargs", f"max_new_tokens={TOKENS}", "--log_samples", "--output_path", str(out / "logs")]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    _lmms_eval(["--model", "llava_hf", "--model_args", f"pretrained={tiny_llava},device=cpu,device_map=cpu,dtype=float32",
+                "--tasks", ",".join(f"hypergvl_{t}_{v}" for t, v in PAIRS), "--limit", str(LIMIT),
+                "--gen_kwargs", f"max_new_tokens={TOKENS}"], out / "logs", small_build)
     assert main(["evaluate", "--dataset", str(small_build), "--model", f"hf:{tiny_llava}", "--out", str(out / "ours"),
                  "--text-reps", *sorted({t for t, _ in PAIRS}), "--visual-reps", *sorted({v for _, v in PAIRS}),
                  "--limit", str(LIMIT * len(PAIRS)), "--batch-size", "1", "--max-new-tokens", str(TOKENS), "--device", "cpu",
                  "--no-progress"]) == 0
     assert main(["import-lmms-eval", str(out / "logs"), "--dataset", str(small_build), "--out", str(out / "imported")]) == 0
     return out
+
+
+def _lmms_eval(args, out, build):
+    """Run lmms-eval's CLI on the HyperGVL tasks of ``build``, offline, logging its samples under ``out``."""
+    env = dict(os.environ, HYPERGVL_DATASET=str(build), WANDB_MODE="disabled", HF_HUB_OFFLINE="1",
+               HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OPENAI_API_KEY="x")
+    cmd = [sys.executable, "-m", "lmms_eval", "eval", *args, "--include_path", str(TASKS_DIR),
+           "--log_samples", "--output_path", str(out)]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def _records(folder):
@@ -216,3 +220,29 @@ def test_import_refuses_bad_logdirs(runs, small_build, tmp_path, capsys):
     log.write_text("{not json\n")
     refused(logs, "is not an lmms-eval sample line")
     assert not (tmp_path / "x" / "results.json").exists()
+
+
+def test_text_only_track_through_lmms_eval_openai_wrapper(small_build, tmp_path):
+    """The text-only track (sec. 3.3) through lmms-eval's ``openai`` wrapper and ``hypergvl evaluate --model openai:``
+    against the same loopback server, which answers ``echo:<prompt>``: equal responses are equal prompts."""
+    from chat_server import serve
+
+    with serve() as server:
+        _lmms_eval(["--model", "openai", "--model_args", f"model=tiny,base_url={server.base_url}",
+                    "--tasks", "hypergvl_ho_neigh_none", "--limit", "3"], tmp_path / "logs", small_build)
+        assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:tiny", "--base-url",
+                     server.base_url, "--out", str(tmp_path / "ours"), "--text-reps", "ho_neigh", "--visual-reps",
+                     "none", "--limit", "3", "--no-progress"]) == 0
+    assert all(r["body"]["messages"][0]["content"][-1]["type"] == "text" for r in server.requests)
+    assert len(server.requests) == 6 and not any("image" in json.dumps(r["body"]) for r in server.requests)
+    assert main(["import-lmms-eval", str(tmp_path / "logs"), "--dataset", str(small_build), "--out",
+                 str(tmp_path / "imported"), "--model-type", "closed"]) == 0
+    ours, imported = _records(tmp_path / "ours"), _records(tmp_path / "imported")
+    rows = {r["id"]: r for r in _rows(small_build).select_columns(["id", "text_ho_neigh", "question"])}
+    assert set(imported) == set(ours) and len(ours) == 3
+    for sid, rec in imported.items():
+        assert {k: rec[k] for k in FIELDS + ("response",)} == {k: ours[sid][k] for k in FIELDS + ("response",)}
+        row = rows[rec["meta_id"]]
+        assert rec["response"] == f"echo:{row['text_ho_neigh']} {row['question']}"
+    results = json.loads((tmp_path / "imported" / "results.json").read_text())
+    assert results["text_only"] and results["model"]["type"] == "closed"

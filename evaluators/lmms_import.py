@@ -7,7 +7,11 @@ lmms-eval (``--include_path evaluators/lmms_eval --log_samples --output_path LOG
 evaluate`` writes (:func:`evaluators.harness.write_results`, with provenance), so ``hypergvl report`` and ``hypergvl
 score`` read it. Each response is graded again with the current rules (:func:`hypergvl_dataset.tasks.score_response`),
 as HyperGVL sec. 3.1 has every response verified against its row; a questions-only build gives unscored records.
-``finish_reason`` is ``"length"`` when the logged output token count reached the run's ``max_new_tokens``.
+lmms-eval logs each response stripped of surrounding white space, so ``response`` is the harness's response
+stripped (graded alike: the grading rules ignore that white space). ``finish_reason`` is ``"length"`` when the
+logged output token count reached the run's ``max_new_tokens``; ``latency_s`` is the run's generation time over its
+samples (lmms-eval logs no per-sample time). The folder is claimed as ``hypergvl evaluate`` claims it
+(``run.json``): a folder holding another model's or build's run is refused.
 
 Refused with one line (exit status 2): a missing LOGDIR, one without logged samples or with several runs, samples
 of a task that is not a HyperGVL subtask, and samples whose documents are not the rows of BUILD.
@@ -72,7 +76,7 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     from hypergvl_dataset.tasks import score_response
 
     from .adapters import ModelInfo
-    from .harness import LOG, dataset_info, load_rows, selection_digest, write_log, write_results
+    from .harness import LOG, claim_folder, dataset_info, load_rows, selection_digest, write_log, write_results
     from .lmms_eval.utils import pair_of
 
     results, files = find_run(logdir)
@@ -116,7 +120,7 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     generation = dict(first.get("generation_kwargs") or {}, lmms_eval_model=config.get("model"),
                       lmms_eval_model_args=config.get("model_args"))
     model = ModelInfo(str(results.get("model_name") or config.get("model")), model_type).to_dict()
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, f"lmms-eval:{config.get('model')}:{model['name']}", info["build_sha256"])
     write_log(out / LOG, records)
     return write_results(out, records, model=model, dataset=info, selection=selection,
                          text_only=reps[1] == [TEXT_ONLY], generation=generation,

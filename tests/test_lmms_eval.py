@@ -220,6 +220,11 @@ def test_import_refuses_bad_logdirs(runs, small_build, tmp_path, capsys):
     log.write_text("{not json\n")
     refused(logs, "is not an lmms-eval sample line")
     assert not (tmp_path / "x" / "results.json").exists()
+    capsys.readouterr()
+    assert main(["import-lmms-eval", str(runs / "logs"), "--dataset", str(small_build), "--out", str(runs / "ours")]) == 2
+    assert "holds a run of hf:" in capsys.readouterr().err  # the harness's own run is never overwritten
+    assert main(["import-lmms-eval", str(runs / "logs"), "--dataset", str(small_build), "--out",
+                 str(runs / "imported")]) == 0  # importing the same run again is allowed
 
 
 def test_text_only_track_through_lmms_eval_openai_wrapper(small_build, tmp_path):

@@ -60,6 +60,40 @@ class Protocol:
     tuned_runs: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
+def _ast_command(line: int, heads: int, hidden: int, classifier_hidden: int) -> tuple[Setting, ...]:
+    """The settings of one ``python train.py --method AllSetTransformer`` command of ``run_AllSetTransformer.sh``
+    whose ``--All_num_layers`` flag is on ``line`` (its flags follow one a line, in this order)."""
+    return (("trainer.num_layers", 1, f"{_AST}:{line} (All_num_layers 1)"),
+            ("model.mlp_num_layers", 2, f"{_AST}:{line + 1} (MLP_num_layers 2)"),
+            ("model.heads", heads, f"{_AST}:{line + 3} (heads {heads})"),
+            ("model.decoder_num_layers", 1, f"{_AST}:{line + 4} (Classifier_num_layers 1)"),
+            ("trainer.hidden", hidden, f"{_AST}:{line + 5} (MLP_hidden {hidden})"),
+            ("model.decoder_hidden", classifier_hidden, f"{_AST}:{line + 6} (Classifier_hidden {classifier_hidden})"),
+            ("trainer.weight_decay", 0.0, f"{_AST}:{line + 7} (wd 0.0)"),
+            ("trainer.epochs", 500, f"{_AST}:17 (epochs=500)"),
+            ("trainer.lr", 1e-3, f"{_AST}:12 (lr=0.001)"))
+
+
+def _edhnn_command(line: int, classifier_layers: int, hidden: int, classifier_hidden: int) -> tuple[Setting, ...]:
+    """The settings of one ED-HNN README command that starts on ``line`` (three lines of flags; the ones it does
+    not give are ``train.py``'s defaults)."""
+    return (("trainer.num_layers", 1, f"{_ED}:{line} (--All_num_layers 1)"),
+            ("model.mlp1_layers", 0, f"{_ED}:{line} (--MLP_num_layers 0)"),
+            ("model.mlp2_layers", 0, f"{_ED}:{line} (--MLP2_num_layers 0)"),
+            ("model.mlp3_layers", 1, f"{_ED}:{line + 1} (--MLP3_num_layers 1)"),
+            ("model.classifier_layers", classifier_layers,
+             f"{_ED}:{line + 1} (--Classifier_num_layers {classifier_layers})"),
+            ("trainer.hidden", hidden, f"{_ED}:{line + 1} (--MLP_hidden {hidden})"),
+            ("model.classifier_hidden", classifier_hidden,
+             f"{_ED}:{line + 1} (--Classifier_hidden {classifier_hidden})"),
+            ("model.aggregate", "mean", f"{_ED}:{line + 1} (--aggregate mean)"),
+            ("model.alpha", 0.0, f"{_ED}:{line + 2} (--restart_alpha 0.0)"),
+            ("trainer.lr", 1e-3, f"{_ED}:{line + 2} (--lr 0.001)"),
+            ("trainer.weight_decay", 0.0, f"{_ED}:{line + 2} (--wd 0)"),
+            ("trainer.epochs", 500, f"{_ED}:{line + 2} (--epochs 500)"),
+            ("trainer.dropout", 0.5, f"{_EDTRAIN}:173 (dropout default 0.5; the command does not set it)"))
+
+
 _SETGNN = (  # AllSet's SetGNN flags common to AllSetTransformer and AllDeepSets
     ("model.mlp_num_layers", 2, f"{_ONE}:46,66 (MLP_num_layers 2)"),
     ("model.decoder_num_layers", 1, f"{_ONE}:47,69 (Classifier_num_layers 1)"),
@@ -116,7 +150,8 @@ ALLSET_PROTOCOL = Protocol(
                       f"{_TRAIN}:465-466 (5e-4 on the input and output maps, 0.01 on the convolutions; the trainer "
                       "has one weight decay: approximated by 5e-4)"),
                      ("trainer.dropout", 0.2, f"{_MODELS}:978,987,991 (nn.Dropout(0.2) before every map)"),
-                     ("model.input_dropout", 0.2, f"{_MODELS}:987 (the input is dropped by the same 0.2; input_drop 0.6 is never used)"),
+                     ("model.input_dropout", 0.2,
+                      f"{_MODELS}:987 (the input is dropped by the same 0.2; input_drop 0.6 is never used)"),
                      ("model.alpha", 0.1, f"{_MODELS}:986 (alpha = 0.1)"),
                      ("model.lamda", 0.5, f"{_MODELS}:986 (lamda = 0.5)"),
                      ("model.activation", "relu", f"{_MODELS}:967 (relu)"),
@@ -130,56 +165,10 @@ ALLSET_PROTOCOL = Protocol(
                    ("model.dropout_order", "paper", f"{EDHNN} models/edgnn.py:192-199 (dropout on the input, "
                                                     "before each step and before the classifier)")),
     },
-    tuned={
-        ("AllSetTransformer", "cora"): (
-            ("trainer.num_layers", 1, f"{_AST}:27 (All_num_layers 1)"),
-            ("model.mlp_num_layers", 2, f"{_AST}:28 (MLP_num_layers 2)"),
-            ("model.heads", 4, f"{_AST}:30 (heads 4)"),
-            ("model.decoder_num_layers", 1, f"{_AST}:31 (Classifier_num_layers 1)"),
-            ("trainer.hidden", 256, f"{_AST}:32 (MLP_hidden 256)"),
-            ("model.decoder_hidden", 128, f"{_AST}:33 (Classifier_hidden 128)"),
-            ("trainer.weight_decay", 0.0, f"{_AST}:34 (wd 0.0)"),
-            ("trainer.epochs", 500, f"{_AST}:17 (epochs=500)"),
-            ("trainer.lr", 1e-3, f"{_AST}:12 (lr=0.001)")),
-        ("AllSetTransformer", "cora-ca"): (
-            ("trainer.num_layers", 1, f"{_AST}:84 (All_num_layers 1)"),
-            ("model.mlp_num_layers", 2, f"{_AST}:85 (MLP_num_layers 2)"),
-            ("model.heads", 8, f"{_AST}:87 (heads 8)"),
-            ("model.decoder_num_layers", 1, f"{_AST}:88 (Classifier_num_layers 1)"),
-            ("trainer.hidden", 128, f"{_AST}:89 (MLP_hidden 128)"),
-            ("model.decoder_hidden", 128, f"{_AST}:90 (Classifier_hidden 128)"),
-            ("trainer.weight_decay", 0.0, f"{_AST}:91 (wd 0.0)"),
-            ("trainer.epochs", 500, f"{_AST}:17 (epochs=500)"),
-            ("trainer.lr", 1e-3, f"{_AST}:12 (lr=0.001)")),
-        ("ED-HNN", "cora"): (
-            ("trainer.num_layers", 1, f"{_ED}:66 (--All_num_layers 1)"),
-            ("model.mlp1_layers", 0, f"{_ED}:66 (--MLP_num_layers 0)"),
-            ("model.mlp2_layers", 0, f"{_ED}:66 (--MLP2_num_layers 0)"),
-            ("model.mlp3_layers", 1, f"{_ED}:67 (--MLP3_num_layers 1)"),
-            ("model.classifier_layers", 1, f"{_ED}:67 (--Classifier_num_layers 1)"),
-            ("trainer.hidden", 256, f"{_ED}:67 (--MLP_hidden 256)"),
-            ("model.classifier_hidden", 256, f"{_ED}:67 (--Classifier_hidden 256)"),
-            ("model.aggregate", "mean", f"{_ED}:67 (--aggregate mean)"),
-            ("model.alpha", 0.0, f"{_ED}:68 (--restart_alpha 0.0)"),
-            ("trainer.lr", 1e-3, f"{_ED}:68 (--lr 0.001)"),
-            ("trainer.weight_decay", 0.0, f"{_ED}:68 (--wd 0)"),
-            ("trainer.epochs", 500, f"{_ED}:68 (--epochs 500)"),
-            ("trainer.dropout", 0.5, f"{_EDTRAIN}:173 (dropout default 0.5; the command does not set it)")),
-        ("ED-HNN", "cora-ca"): (
-            ("trainer.num_layers", 1, f"{_ED}:107 (--All_num_layers 1)"),
-            ("model.mlp1_layers", 0, f"{_ED}:107 (--MLP_num_layers 0)"),
-            ("model.mlp2_layers", 0, f"{_ED}:107 (--MLP2_num_layers 0)"),
-            ("model.mlp3_layers", 1, f"{_ED}:108 (--MLP3_num_layers 1)"),
-            ("model.classifier_layers", 2, f"{_ED}:108 (--Classifier_num_layers 2)"),
-            ("trainer.hidden", 128, f"{_ED}:108 (--MLP_hidden 128)"),
-            ("model.classifier_hidden", 96, f"{_ED}:108 (--Classifier_hidden 96)"),
-            ("model.aggregate", "mean", f"{_ED}:108 (--aggregate mean)"),
-            ("model.alpha", 0.0, f"{_ED}:109 (--restart_alpha 0.0)"),
-            ("trainer.lr", 1e-3, f"{_ED}:109 (--lr 0.001)"),
-            ("trainer.weight_decay", 0.0, f"{_ED}:109 (--wd 0)"),
-            ("trainer.epochs", 500, f"{_ED}:109 (--epochs 500)"),
-            ("trainer.dropout", 0.5, f"{_EDTRAIN}:173 (dropout default 0.5; the command does not set it)")),
-    },
+    tuned={("AllSetTransformer", "cora"): _ast_command(27, heads=4, hidden=256, classifier_hidden=128),
+           ("AllSetTransformer", "cora-ca"): _ast_command(84, heads=8, hidden=128, classifier_hidden=128),
+           ("ED-HNN", "cora"): _edhnn_command(66, classifier_layers=1, hidden=256, classifier_hidden=256),
+           ("ED-HNN", "cora-ca"): _edhnn_command(107, classifier_layers=2, hidden=128, classifier_hidden=96)},
     tuned_runs={"AllSetTransformer": (20, f"{_AST}:16 (runs=20)"),
                 "ED-HNN": (10, f"{_ED}:68,109 (--runs 10)")},
 )

@@ -18,9 +18,10 @@ Configuration is resolved in a fixed order and saved with every result: dataclas
 file (``models/configs/<MODEL>.yaml`` unless ``--config`` names another; its ``<task>.default`` section, then
 its ``<task>.<dataset>`` section), then the settings of a published protocol when ``--set protocol=NAME`` (or the
 file) names one (:mod:`models.protocols`: ``allset``, the AllSet / ED-HNN protocol, with the source of every value
-in ``sources`` and the runs it asks for as the default ``--runs``), then ``--set key=value`` (the command line wins). Keys are the fields of
-:class:`TrainerConfig`, of the task's config dataclass (:mod:`models.tasks`) and the model's keyword
-arguments (read from its constructor signature); ``trainer.``, ``task.`` and ``model.`` prefixes are accepted.
+in ``sources`` and the runs it asks for as the default ``--runs``), then ``--set key=value`` (the command line
+wins). Keys are the fields of :class:`TrainerConfig`, of the task's config dataclass (:mod:`models.tasks`) and
+the model's keyword arguments (read from its constructor signature); ``trainer.``, ``task.`` and ``model.``
+prefixes are accepted.
 An unknown key or a value of the wrong type is an error naming the key and the valid choices.
 
 Outputs in ``--out DIR`` (all JSON written to a temporary file and renamed): ``config.json`` (the resolved

@@ -10,6 +10,9 @@ one row per representation (7 textual, then 5 visual), one column per task (sec.
   task, one bar per run, text-only runs hatched (sec. 3.3, Fig. 3: "both LVLMs consistently outperform their LLMs");
 * ``fig4_scale.png``: Avg.U and Avg.R by scale (small, medium, large), synthetic (solid) against real (dashed)
   hypergraphs, one colour per run (sec. 3.5, Fig. 4).
+
+With ``--paper``, the paper's own numbers (:mod:`evaluators.paper`) beside ours, every such row labelled
+``paper (Table N)`` (:func:`paper_tables`).
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from pathlib import Path
 
 from hypergvl_dataset.cli import UserError, command
 from hypergvl_dataset.tasks import TASK_CODES
+
+from .paper import COLUMNS, load as load_paper, match
 
 TEXT_NAMES = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh",
               "ho_inc": "HO-Inc", "n_set": "N-Set", "inc_mat": "Inc-Mat"}
@@ -50,14 +55,23 @@ def _cell(value) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def _head(first: str) -> list[str]:
+    return [f"| {first} | " + " | ".join(TASK_CODES) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(TASK_CODES) + 3)]
+
+
+def _line(name: str, scores: dict) -> str:
+    """One of our rows: per-task accuracy, Avg.U, Avg.R (one decimal; ``-`` where the run has none)."""
+    return (f"| {name} | " + " | ".join(_cell(scores["per_task"].get(t)) for t in TASK_CODES)
+            + f" | {_cell(scores.get('avg_u'))} | {_cell(scores.get('avg_r'))} |")
+
+
+def _paper_line(number: int, row) -> str:
+    """One of the paper's rows as printed (two decimals), labelled with its table."""
+    return f"| paper (Table {number}): {row.name} | " + " | ".join(f"{row.cells[c]:.2f}" for c in COLUMNS) + " |"
+
+
 def table3(results: list[dict]) -> str:
-    head = "| Model | " + " | ".join(TASK_CODES) + " | Avg.U | Avg.R |"
-    lines = [head, "|" + " --- |" * (len(TASK_CODES) + 3)]
-    for r in results:
-        s = r["scores"]
-        lines.append(f"| {label(r)} | " + " | ".join(_cell(s["per_task"].get(t)) for t in TASK_CODES)
-                     + f" | {_cell(s.get('avg_u'))} | {_cell(s.get('avg_r'))} |")
-    return "\n".join(lines)
+    return "\n".join(_head("Model") + [_line(label(r), r["scores"]) for r in results])
 
 
 def generation_table(results: list[dict]) -> str:
@@ -75,15 +89,48 @@ def generation_table(results: list[dict]) -> str:
 
 
 def table4(result: dict) -> str:
+    return "\n".join(_head("Representation") + [_line(name, g) for name, g in _by_rep(result)])
+
+
+def _by_rep(result: dict) -> list[tuple[str, dict]]:
+    """(paper label, scores) of each representation the run has: 7 textual, then 5 visual, in the paper's names."""
     s = result["scores"]
-    lines = ["| Representation | " + " | ".join(TASK_CODES) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(TASK_CODES) + 3)]
-    for key, names in (("by_text_rep", TEXT_NAMES), ("by_visual_rep", VISUAL_NAMES)):
-        for rep, label in names.items():
-            g = s.get(key, {}).get(rep)
-            if g:
-                lines.append(f"| {label} | " + " | ".join(_cell(g["per_task"].get(t)) for t in TASK_CODES)
-                             + f" | {_cell(g.get('avg_u'))} | {_cell(g.get('avg_r'))} |")
-    return "\n".join(lines)
+    return [(name, s[key][rep]) for key, names in (("by_text_rep", TEXT_NAMES), ("by_visual_rep", VISUAL_NAMES))
+            for rep, name in names.items() if s.get(key, {}).get(rep)]
+
+
+def paper_tables(results: list[dict]) -> str:
+    """``--paper``: the numbers printed in HyperGVL Tables 3 and 4 beside ours, each such row labelled
+    ``paper (Table N)``; they are the paper's, not re-scored here. Table 3: under each run with images whose model
+    is one of the paper's (:func:`evaluators.paper.match`), that model's row; when some run is none of them, all the
+    paper's rows follow for reference. Table 4 (the paper's means over its 12 LVLMs, sec. 3.4): under each of our
+    representation rows, the paper's row for the same representation. Text-only runs are not matched: the paper's
+    sec. 3.3 LLM results are a figure only (Fig. 3), with no numbers in its text."""
+    p = load_paper()
+    t3, t4 = p.tables[3], p.tables[4]
+    lines = ["## Beside the paper (Table 3)", "",
+             f"Rows `paper (Table 3)` are printed in {p.citation()}, Table 3: {t3.setting}. Not re-scored here.", "",
+             *_head("Model")]
+    unmatched = False
+    for r in results:
+        hit = None if r.get("text_only") else match(r["model"]["name"])
+        lines += [_line(label(r), r["scores"])] + ([_paper_line(3, hit)] if hit else [])
+        unmatched |= hit is None
+    if unmatched:
+        lines += [_paper_line(3, row) for row in t3.rows]
+    lines += ["", f"Paper's averages: {t3.recomputation['note']}"]
+    if any(r.get("text_only") for r in results):
+        llm = p.llm_comparison
+        pairs = ", ".join(f"{x['lvlm']} with {x['llm']}" for x in llm["pairs"])
+        lines += ["", f"Text-only runs: the paper's sec. {llm['section']} compares {pairs} ({llm['figure']}: "
+                  f"\"{llm['claim']}\"); numbers: {llm['numbers']}."]
+    for r in results:
+        lines += ["", f"## {label(r)} beside the paper (Table 4)", "",
+                  f"Rows `paper (Table 4)`: {t4.setting}. Not this model's numbers.", "", *_head("Representation")]
+        for name, g in _by_rep(r):
+            lines += [_line(name, g), _paper_line(4, t4.row(name))]
+    lines += ["", f"Paper's Table 4 averages: {t4.recomputation['note']}"]
+    return "\n".join(lines + [""])
 
 
 def heatmap(result: dict, path: Path) -> None:
@@ -181,12 +228,14 @@ def scale_curves(results: list[dict], path: Path) -> bool:
     return True
 
 
-def report(paths: list[Path], out: Path | None = None) -> str:
+def report(paths: list[Path], out: Path | None = None, paper: bool = False) -> str:
     results = [load_results(p) for p in paths]
     parts = ["## Accuracy by task (Table 3 layout)", "", table3(results), "",
              "## Answers cut at the token limit", "", generation_table(results), ""]
     for r in results:
         parts += [f"## {label(r)}: accuracy by representation (Table 4 layout)", "", table4(r), ""]
+    if paper:
+        parts.append(paper_tables(results))
     text = "\n".join(parts)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -202,10 +251,13 @@ def report(paths: list[Path], out: Path | None = None) -> str:
 def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", type=Path, help="results.json files or evaluate output folders")
     p.add_argument("--out", type=Path, help="also write report.md, a heatmap PNG per model and the Fig. 3/4 PNGs here")
+    p.add_argument("--paper", action="store_true",
+                   help="also show the numbers printed in the HyperGVL paper (Tables 3 and 4) beside ours, labelled "
+                        "'paper (Table N)': the matching model's row where the run's model is one of the paper's")
 
 
 @command("report", _args)
 def _report(args: argparse.Namespace) -> int:
     """Markdown tables (paper Tables 3-4), heatmaps and Fig. 3/4 plots from results.json files."""
-    print(report(args.results, args.out))
+    print(report(args.results, args.out, paper=args.paper))
     return 0

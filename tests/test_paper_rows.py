@@ -150,3 +150,69 @@ def test_the_prose_agrees_with_the_rows(seed):
 def test_match_names_a_paper_model_only_when_it_is_one(run, row):
     hit = paper.match(run)
     assert (hit and hit.name) == row
+
+
+@pytest.fixture(scope="module")
+def runs(small_build, tmp_path_factory):
+    """The symbolic baseline on two tasks (with images, and text only), and a copy named as one of the paper's models."""
+    import shutil
+
+    from hypergvl_dataset.cli import main
+
+    out = tmp_path_factory.mktemp("paper-runs")
+    for name, visual in (("symbolic", "bi_inc"), ("text", "none")):
+        assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out", str(out / name),
+                     "--tasks", "VC", "HEC", "--visual-reps", visual, "--no-progress"]) == 0
+    for name in ("symbolic", "text"):
+        shutil.copytree(out / name, out / f"qwen-{name}")
+        res = json.loads((out / f"qwen-{name}" / "results.json").read_text())
+        res["model"]["name"] = "Qwen/Qwen2.5-VL-7B-Instruct"
+        (out / f"qwen-{name}" / "results.json").write_text(json.dumps(res))
+    return out
+
+
+def _paper_line(number, name, cells):
+    return f"| paper (Table {number}): {name} | " + " | ".join(
+        f"{cells[c]:.2f}" for c in ("VC", "HEC", "Ne", "DVC", "OEC", "ONe", "OSP", "OMF", "ISM", "3-CL", "SHC", "HHM",
+                                    "Avg.U", "Avg.R")) + " |"
+
+
+def test_report_paper_puts_the_matching_model_row_beside_ours(runs, seed, capsys):
+    from hypergvl_dataset.cli import main
+
+    t3, t4 = seed_table(seed, 3), seed_table(seed, 4)
+    assert main(["report", str(runs / "qwen-symbolic"), "--paper"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    qwen = _paper_line(3, "Qwen2.5-VL-7B", t3["Qwen2.5-VL-7B"])
+    assert qwen == "| paper (Table 3): Qwen2.5-VL-7B | 95.41 | 41.94 | 36.19 | 24.63 | 29.01 | 27.17 | 15.73 | 14.53 " \
+                   "| 59.23 | 26.31 | 10.51 | 1.50 | 42.39 | 21.30 |"
+    i = lines.index(qwen)
+    assert lines[i - 1].startswith("| Qwen/Qwen2.5-VL-7B-Instruct | 100.0 | ") and lines[i - 3].startswith("| Model |")
+    assert not any("paper (Table 3): GPT-4o" in x for x in lines)  # every run matched: no reference rows
+    assert any(x.startswith("Rows `paper (Table 3)` are printed in HyperGVL:") and "2604.15648" in x for x in lines)
+    j = lines.index(_paper_line(4, "N-Set", t4["N-Set"]))
+    assert lines[j - 1].startswith("| N-Set | 100.0 | ")
+    assert lines.index(_paper_line(4, "Bi-Inc", t4["Bi-Inc"])) > j and not any("Enc-Hy" in x for x in lines)
+
+
+def test_report_paper_lists_the_paper_rows_for_an_unknown_model(runs, seed, capsys):
+    from hypergvl_dataset.cli import main
+
+    assert main(["report", str(runs / "symbolic"), str(runs / "qwen-text"), "--paper"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    expected = [_paper_line(3, name, cells) for name, cells in seed_table(seed, 3).items()]
+    i = lines.index(expected[0])
+    assert lines[i:i + 13] == expected  # all of Table 3, in the paper's order, after our two rows
+    assert lines[i - 2].startswith("| baseline:symbolic | 100.0 |")
+    assert lines[i - 1].startswith("| Qwen/Qwen2.5-VL-7B-Instruct (text only) | 100.0 |")  # text only: not matched
+    assert sum(x.startswith("| paper (Table 3): Qwen2.5-VL-7B |") for x in lines) == 1
+    note = next(x for x in lines if x.startswith("Text-only runs:"))
+    assert "GLM-4V-9B with GLM-4" in note and "Fig. 3" in note and "no value" in note
+    assert any(x.startswith("Paper's averages:") and "66.91" in x for x in lines)
+
+
+def test_report_without_paper_shows_none_of_it(runs, capsys):
+    from hypergvl_dataset.cli import main
+
+    assert main(["report", str(runs / "qwen-symbolic")]) == 0
+    assert "paper (Table" not in capsys.readouterr().out

@@ -227,27 +227,62 @@ def test_import_refuses_bad_logdirs(runs, small_build, tmp_path, capsys):
                  str(runs / "imported")]) == 0  # importing the same run again is allowed
 
 
-def test_text_only_track_through_lmms_eval_openai_wrapper(small_build, tmp_path):
-    """The text-only track (sec. 3.3) through lmms-eval's ``openai`` wrapper and ``hypergvl evaluate --model openai:``
-    against the same loopback server, which answers ``echo:<prompt>``: equal responses are equal prompts."""
-    from chat_server import serve
+RIGHT = ("n_set", "ho_inc", "inc_mat")  # the loopback server answers these prompts with the row's answer
 
-    with serve() as server:
+
+def _answering_server(build):
+    """The loopback server of ``chat_server``, answering a prompt in a text representation of :data:`RIGHT` with
+    its row's answer ("Ans: <answer>") and echoing every other prompt (a format echo: unparsed)."""
+    from chat_server import ChatHandler, ChatServer
+
+    class Handler(ChatHandler):
+        def _send(self, status, body, headers=()):
+            reply = json.loads(body)
+            if status == 200 and "choices" in reply:
+                message = reply["choices"][0]["message"]
+                message["content"] = self.server.answers.get(message["content"][len("echo:"):], message["content"])
+            super()._send(status, json.dumps(reply).encode(), headers)
+
+    server = ChatServer()
+    server.RequestHandlerClass = Handler
+    server.answers = {f"{row[f'text_{t}']} {row['question']}": f"Ans: {row['answer']}" for row in _rows(build)
+                      for t in RIGHT}
+    return server
+
+
+def test_text_only_group_through_lmms_eval_openai_wrapper(small_build, tmp_path):
+    """The text-only track (sec. 3.3), as the group ``hypergvl_text_only``, through lmms-eval's ``openai`` wrapper
+    and through ``hypergvl evaluate --model openai:``, against the same loopback server: equal responses are equal
+    prompts, and the group's statistics are those of the whole selection."""
+    import threading
+
+    from hypergvl_dataset.text import TEXT_REPS
+
+    server = _answering_server(small_build)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
         _lmms_eval(["--model", "openai", "--model_args", f"model=tiny,base_url={server.base_url}",
-                    "--tasks", "hypergvl_ho_neigh_none", "--limit", "3"], tmp_path / "logs", small_build)
+                    "--tasks", "hypergvl_text_only", "--limit", "3"], tmp_path / "logs", small_build)
         assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:tiny", "--base-url",
-                     server.base_url, "--out", str(tmp_path / "ours"), "--text-reps", "ho_neigh", "--visual-reps",
-                     "none", "--limit", "3", "--no-progress"]) == 0
-    assert all(r["body"]["messages"][0]["content"][-1]["type"] == "text" for r in server.requests)
-    assert len(server.requests) == 6 and not any("image" in json.dumps(r["body"]) for r in server.requests)
+                     server.base_url, "--out", str(tmp_path / "ours"), "--visual-reps", "none",
+                     "--limit", str(3 * len(TEXT_REPS)), "--no-progress"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(server.requests) == 2 * 3 * len(TEXT_REPS)
+    assert not any("image" in json.dumps(r["body"]) for r in server.requests)
     assert main(["import-lmms-eval", str(tmp_path / "logs"), "--dataset", str(small_build), "--out",
                  str(tmp_path / "imported"), "--model-type", "closed"]) == 0
     ours, imported = _records(tmp_path / "ours"), _records(tmp_path / "imported")
-    rows = {r["id"]: r for r in _rows(small_build).select_columns(["id", "text_ho_neigh", "question"])}
-    assert set(imported) == set(ours) and len(ours) == 3
+    assert set(imported) == set(ours) and len(ours) == 3 * len(TEXT_REPS)
     for sid, rec in imported.items():
         assert {k: rec[k] for k in FIELDS + ("response",)} == {k: ours[sid][k] for k in FIELDS + ("response",)}
-        row = rows[rec["meta_id"]]
-        assert rec["response"] == f"echo:{row['text_ho_neigh']} {row['question']}"
-    results = json.loads((tmp_path / "imported" / "results.json").read_text())
-    assert results["text_only"] and results["model"]["type"] == "closed"
+        assert rec["correct"] == (rec["text_rep"] in RIGHT)
+    (results_file,) = (tmp_path / "logs").rglob("*_results.json")
+    group = json.loads(results_file.read_text())["results"]["hypergvl_text_only"]
+    mine = json.loads((tmp_path / "ours" / "results.json").read_text())
+    theirs = json.loads((tmp_path / "imported" / "results.json").read_text())
+    assert theirs["scores"] == mine["scores"] and theirs["text_only"] and theirs["model"]["type"] == "closed"
+    assert mine["scores"]["accuracy"] == pytest.approx(100 * len(RIGHT) / len(TEXT_REPS))
+    for key in ("accuracy", "avg_u", "unparsed_rate"):
+        assert group[f"{key},none"] == pytest.approx(mine["scores"][key]), key

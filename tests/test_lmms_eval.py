@@ -78,6 +78,32 @@ def test_hooks_give_the_harness_prompt_and_image(small_build):
         assert utils.doc_to_visual(doc, {"text_rep": "ho_inc", "visual_rep": "none"}) == []
 
 
+def test_dataset_is_named_by_the_environment(small_build, tmp_path, monkeypatch):
+    from evaluators.harness import dataset_info
+
+    utils = _hooks()
+    monkeypatch.chdir(tmp_path)  # no ./hypergvl folder here: the default is the Hub id
+    try:
+        for value, expected in ((None, "hypergvl"), ("org/hypergvl", "org/hypergvl")):
+            if value is None:
+                monkeypatch.delenv(utils.ENV, raising=False)
+            else:
+                monkeypatch.setenv(utils.ENV, value)
+            utils._dataset.cache_clear()
+            assert (utils.DATASET_PATH, utils.DATASET_KWARGS) == (expected, {})
+        monkeypatch.setenv(utils.ENV, str(small_build))
+        utils._dataset.cache_clear()
+        sha = dataset_info(str(small_build))["build_sha256"]
+        assert utils.DATASET_PATH == str(small_build.resolve())
+        assert Path(utils.DATASET_KWARGS["cache_dir"]).name == sha[:16]
+        monkeypatch.setenv(utils.ENV, str(tmp_path))
+        utils._dataset.cache_clear()
+        with pytest.raises(ValueError, match="not a `hypergvl build` folder"):
+            utils.DATASET_PATH
+    finally:
+        utils._dataset.cache_clear()
+
+
 def test_process_results_grades_against_the_rows_answer(small_build):
     from hypergvl_dataset.answers import SCORER_VERSION
 

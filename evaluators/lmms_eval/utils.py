@@ -39,6 +39,8 @@ def _dataset() -> tuple[str, dict]:
     from evaluators.harness import dataset_info
 
     sha = dataset_info(str(path))["build_sha256"]
+    if sha is None:
+        raise ValueError(f"${ENV}={name} holds no parquet shards: not a `hypergvl build` folder")
     return str(path.resolve()), {"cache_dir": str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / sha[:16])}
 
 

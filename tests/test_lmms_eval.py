@@ -312,3 +312,46 @@ def test_text_only_group_through_lmms_eval_openai_wrapper(small_build, tmp_path)
     assert mine["scores"]["accuracy"] == pytest.approx(100 * len(RIGHT) / len(TEXT_REPS))
     for key in ("accuracy", "avg_u", "unparsed_rate"):
         assert group[f"{key},none"] == pytest.approx(mine["scores"][key]), key
+
+
+@pytest.mark.slow
+def test_hypergvl_group_sends_the_harness_prompts_and_images(small_build, tmp_path):
+    """The group ``hypergvl`` (35 pairs) through lmms-eval's ``openai`` wrapper and the default ``hypergvl evaluate``
+    selection against the same loopback server: pixel-identical images with identical prompts in every request, and
+    the group's statistics equal the run's."""
+    import base64
+    import hashlib
+    import io
+    import threading
+
+    from PIL import Image
+
+    from hypergvl_dataset.builder import VISUAL_REPS
+    from hypergvl_dataset.text import TEXT_REPS
+
+    pairs = len(TEXT_REPS) * len(VISUAL_REPS)
+    server = _answering_server(small_build)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        _lmms_eval(["--model", "openai", "--model_args", f"model=tiny,base_url={server.base_url}",
+                    "--tasks", "hypergvl", "--limit", "1"], tmp_path / "logs", small_build)
+        theirs = len(server.requests)
+        assert main(["evaluate", "--dataset", str(small_build), "--model", "openai:tiny", "--base-url",
+                     server.base_url, "--out", str(tmp_path / "ours"), "--limit", str(pairs), "--no-progress"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    def asked(request):
+        parts = {p["type"]: p for p in request["body"]["messages"][0]["content"]}
+        image = Image.open(io.BytesIO(base64.b64decode(parts["image_url"]["image_url"]["url"].split(",", 1)[1])))
+        return parts["text"]["text"], hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()
+
+    assert theirs == pairs and len(server.requests) == 2 * pairs
+    assert sorted(map(asked, server.requests[:theirs])) == sorted(map(asked, server.requests[theirs:]))
+    (results_file,) = (tmp_path / "logs").rglob("*_results.json")
+    group = json.loads(results_file.read_text())["results"]["hypergvl"]
+    mine = json.loads((tmp_path / "ours" / "results.json").read_text())["scores"]
+    assert mine["accuracy"] == pytest.approx(100 * len(RIGHT) / len(TEXT_REPS))
+    for key in ("accuracy", "avg_u", "unparsed_rate"):
+        assert group[f"{key},none"] == pytest.approx(mine[key]), key

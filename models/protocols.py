@@ -122,8 +122,8 @@ ALLSET_PROTOCOL = Protocol(
         "MLP": (("trainer.num_layers", 1, f"{_ONE}:27 (All_num_layers 1; {_MODELS}:495,505: one linear layer)"),
                 ("model.normalization", "ln", f"{_TRAIN}:250 (normalization default 'ln')"),
                 ("model.input_norm", False, f"{_MODELS}:490 (MLP_model InputNorm=False)")),
-        "HGNN": (("trainer.num_layers", 2, f"{_ONE}:165 (All_num_layers 1; {_MODELS}:267-274 builds the first and "
-                                           "the last convolution: two)"),
+        "HGNN": (("trainer.num_layers", 2, (f"{_ONE}:165 (All_num_layers 1; {_MODELS}:267-274 builds the first "
+                                            "and the last convolution: two)")),
                  ("model.symmetric", True, f"{_ONE}:170 (HGNN runs with --HCHA_symdegnorm)")),
         "HCHA": (("trainer.num_layers", 2, f"{_ONE}:202 (All_num_layers 1; {_MODELS}:267-274: two convolutions)"),
                  ("model.symmetric", False, f"{_ONE}:199-212 (no --HCHA_symdegnorm; {_TRAIN}:286 default False)"),
@@ -133,12 +133,12 @@ ALLSET_PROTOCOL = Protocol(
                  ("model.beta", -0.5, f"{_TRAIN}:270 (HNHN_beta -0.5)"),
                  ("model.nonlinear_inbetween", True, f"{_TRAIN}:271 (HNHN_nonlinear_inbetween True)"),
                  ("model.normalisation", "allset", f"{_TRAIN}:379-380 (generate_norm_HNHN: unpowered degree sums)")),
-        "HyperGCN": (("trainer.num_layers", 1, f"{_ONE}:125 (All_num_layers 1; {_MODELS}:40-46: h = [d, c], one "
-                                               "layer)"),
+        "HyperGCN": (("trainer.num_layers", 1, (f"{_ONE}:125 (All_num_layers 1; {_MODELS}:40-46: h = [d, c], "
+                                                "one layer)")),
                      ("model.mediators", True, f"{_ONE}:130 (--HyperGCN_mediators)"),
                      ("model.fast", True, f"{_ONE}:131 (--HyperGCN_fast)")),
-        "CEGCN": (("trainer.num_layers", 2, f"{_ONE}:85 (All_num_layers 1; {_MODELS}:94-108 builds the first and "
-                                            "the last GCN layer: two)"),
+        "CEGCN": (("trainer.num_layers", 2, (f"{_ONE}:85 (All_num_layers 1; {_MODELS}:94-108 builds the first "
+                                             "and the last GCN layer: two)")),
                   ("model.use_bn", False, f"{_TRAIN}:250 (normalization 'ln', and CEGCN normalises only for 'bn')")),
         "CEGAT": (("trainer.num_layers", 2, f"{_ONE}:105 (All_num_layers 1; {_MODELS}:155-163: two GAT layers)"),
                   ("model.use_bn", False, f"{_TRAIN}:250 (normalization 'ln', and CEGAT normalises only for 'bn')"),
@@ -147,8 +147,8 @@ ALLSET_PROTOCOL = Protocol(
         "UniGCNII": (("trainer.num_layers", 1, f"{_ONE}:222 (All_num_layers 1; {_MODELS}:973-974: one convolution)"),
                      ("trainer.lr", 0.01, f"{_TRAIN}:464-467 (UniGCNII's own Adam, lr=0.01, whatever --lr says)"),
                      ("trainer.weight_decay", 5e-4,
-                      f"{_TRAIN}:465-466 (5e-4 on the input and output maps, 0.01 on the convolutions; the trainer "
-                      "has one weight decay: approximated by 5e-4)"),
+                      (f"{_TRAIN}:465-466 (5e-4 on the input and output maps, 0.01 on the convolutions; the "
+                       "trainer has one weight decay: approximated by 5e-4)")),
                      ("trainer.dropout", 0.2, f"{_MODELS}:978,987,991 (nn.Dropout(0.2) before every map)"),
                      ("model.input_dropout", 0.2,
                       f"{_MODELS}:987 (the input is dropped by the same 0.2; input_drop 0.6 is never used)"),
@@ -162,8 +162,8 @@ ALLSET_PROTOCOL = Protocol(
         "ED-HNN": (("model.normalization", "ln", f"{_EDTRAIN}:189 (normalization default 'ln')"),
                    ("model.input_norm", True, f"{_EDTRAIN}:199 (AllSet_input_norm True)"),
                    ("model.activation", "relu", f"{_EDTRAIN}:190 (activation default 'relu')"),
-                   ("model.dropout_order", "paper", f"{EDHNN} models/edgnn.py:192-199 (dropout on the input, "
-                                                    "before each step and before the classifier)")),
+                   ("model.dropout_order", "paper", (f"{EDHNN} models/edgnn.py:192-199 (dropout on the input, "
+                                                     "before each step and before the classifier)"))),
     },
     tuned={("AllSetTransformer", "cora"): _ast_command(27, heads=4, hidden=256, classifier_hidden=128),
            ("AllSetTransformer", "cora-ca"): _ast_command(84, heads=8, hidden=128, classifier_hidden=128),

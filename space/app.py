@@ -2,7 +2,8 @@
 
     python space/app.py            # local: embedded SQLite store under space/.data, seeded with the baselines
 
-Tabs: Leaderboard (HyperGVL Table 3 layout), Representations (Table 4, the task x representation heatmap, Figures 3
+Tabs: Leaderboard (HyperGVL Table 3 layout), Reported in the paper (the paper's own Tables 3 and 4, not re-scored
+and not ranked with ours), Representations (Table 4, the task x representation heatmap, Figures 3
 and 4), Router (routed results, Figure 5 style), HNN (DHG-Bench tables and figures from ``models.study`` result
 folders), Browse (public set: image, prompt, reference answer), Submit (uploads re-scored by the server, requests
 for the worker, the queue). Built from Gradio 6 components only (``gradio_leaderboard`` needs gradio<6).
@@ -249,6 +250,43 @@ def download_zip(service: Service, name: str) -> str:
     return str(target)
 
 
+# ================================================================================================ the paper's rows
+def paper_frame(number: int) -> pd.DataFrame:
+    """HyperGVL Table ``number`` as the paper prints it (:mod:`evaluators.paper`), rows in the paper's order, no rank."""
+    from evaluators.paper import COLUMNS, load
+
+    table = load().tables[number]
+    first = ["Model", "Kind"] if number == 3 else ["Family", "Representation", "Kind"]
+    rows = [{**dict(zip(first, ([r.name, r.kind] if number == 3 else [r.family, r.name, r.kind]))), **r.cells}
+            for r in table.rows]
+    return pd.DataFrame(rows, columns=first + list(COLUMNS))
+
+
+def paper_tab() -> None:
+    """The "Reported in the paper" tab: HyperGVL Tables 3 and 4 and its sec. 3.3 as printed, with their source; a
+    tab of its own, never mixed into or ranked with the re-scored leaderboard."""
+    from evaluators.paper import COLUMNS, load
+
+    p = load()
+    with gr.Tab("Reported in the paper", id="tab-paper"):
+        gr.Markdown(f"These are the numbers printed in {p.citation()}, **not re-scored by this Space**: they are not "
+                    "on the Leaderboard tab and are not ranked with it. Rows in the paper's order; "
+                    f"{p.unit}, as printed.", elem_id="paper-source")
+        for number in (3, 4):
+            table = p.tables[number]
+            frame = paper_frame(number)
+            gr.Markdown(f"**Table {number}** (caption as extracted from the paper): \u201c{table.caption}\u201d  \n"
+                        f"Setting: {table.setting}.  \nAverages: {table.recomputation['note']}")
+            gr.Dataframe(value=frame.style.format(precision=2, subset=list(COLUMNS)), interactive=False,
+                         datatype=["str"] * (len(frame.columns) - len(COLUMNS)) + ["number"] * len(COLUMNS),
+                         elem_id=f"paper-t{number}", pinned_columns=1, max_height=700,
+                         label=f"HyperGVL Table {number}, as printed in the paper")
+        llm = p.llm_comparison
+        pairs = ", ".join(f"{x['lvlm']} with {x['llm']}" for x in llm["pairs"])
+        gr.Markdown(f"**Sec. {llm['section']}, LVLMs and their LLMs**: the paper compares {pairs} in {llm['figure']} "
+                    f"(\u201c{llm['claim']}\u201d); numbers: {llm['numbers']}.", elem_id="paper-llm")
+
+
 # ================================================================================================ browse
 class Browser:
     """The public set's samples by task, scale, source and representation pair."""
@@ -421,6 +459,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             for c in inputs:
                 c.change(lb, inputs, lb_table, api_name=False, queue=False)
             gr.Button("Refresh", elem_id="lb-refresh", size="sm").click(lb, inputs, lb_table, api_name="leaderboard")
+
+        paper_tab()
 
         with gr.Tab("Representations", id="tab-reps"):
             rep_set = gr.Radio(set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rep-set")

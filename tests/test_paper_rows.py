@@ -216,3 +216,45 @@ def test_report_without_paper_shows_none_of_it(runs, capsys):
 
     assert main(["report", str(runs / "qwen-symbolic")]) == 0
     assert "paper (Table" not in capsys.readouterr().out
+
+
+def _space_fixtures():
+    """The Space tests' fixtures (``tests/space/conftest.py``), for the app built here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("space_conftest", Path(__file__).parent / "space" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+space_service = _space_fixtures().space_service  # one meta problem per task per test set, seeded with the baselines
+
+
+def test_space_shows_the_paper_rows_in_their_own_tab_only(space_service, seed):
+    """The built app: a "Reported in the paper" tab holding Tables 3 and 4 as the seed prints them, in its order, with
+    no rank column; the re-scored leaderboard's rows are ours only."""
+    import gradio as gr
+
+    from space.app import build_app, leaderboard_frame
+
+    space = space_service
+    app = build_app(space)
+    tabs = {b.label: b for b in app.blocks.values() if isinstance(b, gr.Tab)}
+    assert {"Leaderboard", "Reported in the paper"} <= set(tabs)
+    frames = {b.elem_id: b.value for b in app.blocks.values() if isinstance(b, gr.Dataframe)}
+    for number, first in ((3, "Model"), (4, "Representation")):
+        value, text = frames[f"paper-t{number}"], seed_table(seed, number)
+        i = value["headers"].index(first)
+        assert [row[i] for row in value["data"]] == list(text)  # the paper's order
+        assert not {"Rank", "#", "All"} & set(value["headers"])
+        shown = value["metadata"]["display_value"]
+        for row, disp in zip(value["data"], shown):
+            for col, v in text[row[i]].items():
+                j = value["headers"].index(col)
+                assert row[j] == v and disp[j] == f"{v:.2f}", (row[i], col)
+    notes = " ".join(b.value for b in app.blocks.values() if isinstance(b, gr.Markdown) and b.value)
+    assert "not re-scored by this Space" in notes and "arXiv 2604.15648" in notes and "Fig. 3" in notes
+    board = leaderboard_frame(space, space.sets.current("public").name)
+    assert set(board["Model"]) and not set(board["Model"]) & set(seed_table(seed, 3))
+    assert all(m.startswith("baseline:") for m in board["Model"])

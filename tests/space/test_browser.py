@@ -177,3 +177,25 @@ def test_other_tabs_render(site):
     page.get_by_role("tab", name="Browse").click()
     answer = page.locator("#br-answer").locator("textarea, input").first
     expect(answer).not_to_have_value("", timeout=30_000)
+
+
+def test_paper_tab_shows_the_papers_rows_apart_from_the_leaderboard(site):
+    """The "Reported in the paper" tab shows HyperGVL's Table 3 and 4 cells as printed, says they are not re-scored,
+    and the leaderboard beside it holds none of the paper's models."""
+    from playwright.sync_api import expect
+
+    from evaluators.paper import load
+
+    svc, page, _ = site
+    page.get_by_role("tab", name="Reported in the paper").click()
+    t3 = page.locator("#paper-t3")
+    expect(t3).to_contain_text("Gemini-3 Flash", timeout=30_000)
+    expect(t3).to_contain_text("89.72")  # Gemini-3 Flash's Avg.U
+    expect(t3).to_contain_text("66.91")  # GPT-4o's Avg.U, as printed
+    expect(page.locator("#paper-t4")).to_contain_text("28.44")  # N-Set's Avg.R
+    expect(page.locator("#paper-source")).to_contain_text("not re-scored by this Space")
+    page.screenshot(path=str(SHOTS / "tab-paper.png"), full_page=True)
+    _refresh(page)
+    expect(page.locator("#lb")).to_contain_text("baseline:symbolic", timeout=30_000)
+    board = table_text(page)
+    assert not [r.name for r in load().tables[3].rows if r.name in board] and "89.72" not in board

@@ -58,7 +58,7 @@ def test_task_folder_has_one_subtask_per_pair_and_the_two_groups():
                 cfg["lmms_eval_specific_kwargs"]["default"]["visual_rep"]) == pair == _hooks().pair_of(name)
     group = (TASKS_DIR / "hypergvl.yaml").read_text()
     assert [line.strip("- ") for line in group.splitlines() if line.startswith("  - hypergvl_")] == list(pairs)
-    template = (TASKS_DIR / "_default_template_yaml").read_text()
+    template = (TASKS_DIR / "_default_template.yaml").read_text()
     gen = yaml.safe_load(template.split("generation_kwargs:")[1].split("process_results")[0])
     assert gen == {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, "temperature": 0, "do_sample": False, "num_beams": 1,
                    "until": []}

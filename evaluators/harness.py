@@ -54,17 +54,24 @@ FSYNC_EVERY_S = 1.0
 
 
 # ================================================================================================ inputs
+def build_cache_dir(build_sha256: str) -> str:
+    """Where ``datasets`` caches a local build: keyed by the build's sha256 (see :func:`load_rows`)."""
+    from datasets import config
+
+    return str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / build_sha256[:16])
+
+
 def load_rows(dataset: str, build_sha256: str | None = None):
     """Meta-problem rows of a local build folder or a Hub dataset id (split ``test``).
 
     ``datasets`` keys its cache of a local folder by the card's file patterns, not by the files' contents, so a
     folder rebuilt with other problems (or another folder of the same name) would be read from the first build's
     cache. A local build is therefore cached under its own ``build_sha256``."""
-    from datasets import config, load_dataset
+    from datasets import load_dataset
 
     options = {}
     if build_sha256 and Path(dataset).is_dir():
-        options["cache_dir"] = str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / build_sha256[:16])
+        options["cache_dir"] = build_cache_dir(build_sha256)
     try:
         return load_dataset(dataset, split="test", **options)
     except FileNotFoundError as exc:

@@ -34,14 +34,12 @@ def _dataset() -> tuple[str, dict]:
     path = Path(name).expanduser()
     if not path.is_dir():
         return name, {}
-    from datasets import config
-
-    from evaluators.harness import dataset_info
+    from evaluators.harness import build_cache_dir, dataset_info
 
     sha = dataset_info(str(path))["build_sha256"]
     if sha is None:
         raise ValueError(f"${ENV}={name} holds no parquet shards: not a `hypergvl build` folder")
-    return str(path.resolve()), {"cache_dir": str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / sha[:16])}
+    return str(path.resolve()), {"cache_dir": build_cache_dir(sha)}
 
 
 def __getattr__(name: str):

@@ -132,7 +132,9 @@ ALLSET_PROTOCOL = Protocol(
                  ("model.alpha", -1.5, f"{_TRAIN}:269 (HNHN_alpha -1.5)"),
                  ("model.beta", -0.5, f"{_TRAIN}:270 (HNHN_beta -0.5)"),
                  ("model.nonlinear_inbetween", True, f"{_TRAIN}:271 (HNHN_nonlinear_inbetween True)"),
-                 ("model.normalisation", "allset", f"{_TRAIN}:379-380 (generate_norm_HNHN: unpowered degree sums)")),
+                 ("model.normalisation", "paper",
+                  (f"{ALLSET} src/preprocessing.py:314-327 (generate_norm_HNHN divides by the sums of the powered "
+                   "degrees, the HNHN paper's normalisers; ED-HNN's models/hnhn.py:135,139 sums unpowered ones)"))),
         "HyperGCN": (("trainer.num_layers", 1, (f"{_ONE}:125 (All_num_layers 1; {_MODELS}:40-46: h = [d, c], "
                                                 "one layer)")),
                      ("model.mediators", True, f"{_ONE}:130 (--HyperGCN_mediators)"),

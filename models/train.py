@@ -591,11 +591,27 @@ def saved_config_difference(out: Path | str, doc: dict) -> str | None:
     return _dict_diff(saved, doc)
 
 
+def run_seeds(runs: int, seeds: Optional[Sequence[int]] = None) -> list[int]:
+    """The seeds of an experiment: ``0..runs-1``, or ``seeds`` (ascending) when given. Run ``k`` depends on ``k``
+    alone (its split, initialisation and training), so one experiment's seeds can be split over processes or
+    machines and each comes out as in the full run."""
+    if seeds is None:
+        if runs < 1:
+            raise ConfigError(f"--runs must be >= 1; got {runs}")
+        return list(range(runs))
+    if not seeds or any(int(s) != s or s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds must be distinct integers >= 0; got {list(seeds)}")
+    return sorted(int(s) for s in seeds)
+
+
 def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs: int = 5,
                    config: Optional[Path | str] = None, overrides: Sequence[str] = (),
                    raw_root: Optional[str] = None, resume: bool = False, data: Any = None,
-                   progress: bool = True, perturb: Optional[Callable[..., tuple]] = None) -> dict[str, Any]:
+                   progress: bool = True, perturb: Optional[Callable[..., tuple]] = None,
+                   seeds: Optional[Sequence[int]] = None) -> dict[str, Any]:
     """Run ``runs`` seeds (0..runs-1) of ``model`` on ``task``/``dataset``; returns (and writes) the summary.
+
+    ``seeds`` names the runs instead (:func:`run_seeds`); ``runs`` is then ignored.
 
     ``data`` may hold the already-loaded dataset (then ``dataset`` only names it); otherwise it is loaded with
     :func:`models.datasets.load`. See the module docstring for the files written to ``out``.
@@ -611,8 +627,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     # imported here, as in main: the package's __init__ pulls networkx, which training never needs
     from hypergvl_dataset.provenance import provenance
 
-    if runs < 1:
-        raise ConfigError(f"--runs must be >= 1; got {runs}")
+    seeds = run_seeds(runs, seeds)
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
     out = Path(out)
     identity = {"model": model, "dataset": dataset, "task": task}
@@ -640,7 +655,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     if accelerator.is_main_process:
         write_json_atomic(config_path, doc)
     records = []
-    for run in range(runs):
+    for run in map(int, seeds):
         run_path = out / "runs" / f"run_{run}.json"
         if run_path.exists():
             records.append(json.loads(run_path.read_text()))
@@ -663,7 +678,8 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         module = TaskModule(encoder, t.build_head()).to(accelerator.device)
         ckpt = out / "checkpoints" / f"run_{run}"
         record = train_one_run(t, module, accelerator, cfg.trainer, seed, ckpt,
-                               desc=f"{model}/{dataset}/{task} run {run + 1}/{runs}", progress=progress)
+                               desc=f"{model}/{dataset}/{task} seed {run} ({len(records) + 1}/{len(seeds)})",
+                               progress=progress)
         record = {"run": run, **record}
         if info is not None:
             record["perturbation"] = info

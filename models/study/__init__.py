@@ -1,8 +1,8 @@
 """DHG-Bench's three non-effectiveness studies over every registered model: robustness, fairness, efficiency.
 
     python -m models.study robustness --datasets cora --kinds remove_incidence feature_noise [--models ...]
-        [--ratios 0 0.3 0.6] --runs 5 --out DIR
-    python -m models.study fairness [--models ...] [--datasets german bail credit] --runs 5 --out DIR
+        [--ratios 0 0.3 0.6] --runs 5 [--seeds K ...] --out DIR
+    python -m models.study fairness [--models ...] [--datasets german bail credit] --runs 5 [--seeds K ...] --out DIR
     python -m models.study efficiency [--models ...] [--datasets cora dblp-ca synthetic-yelp synthetic-trivago]
         [--memory-cap-gib 8] [--scale 1.0] --out DIR
     python -m models.study report --in DIR [DIR ...] --out REPORT_DIR
@@ -13,7 +13,8 @@ model in :data:`models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`mod
 example ``--set epochs=5`` for a quick look); each model's ``models/configs/<MODEL>.yaml`` applies otherwise.
 
 Result folder (``--out DIR``; every study is resumable per seed: a seed with a finished point is skipped on rerun,
-so a killed study recomputes only the seeds it had not finished)::
+so a killed study recomputes only the seeds it had not finished; ``--seeds`` trains only the named seeds of each
+cell, to split a cell over processes or machines writing to one folder)::
 
     DIR/<study>/points/...json      one point per (study, model, dataset, setting, seed) (below)
     DIR/<study>/train/...           the trainer's folders behind the points (config.json, runs/, summary.json)

@@ -25,6 +25,12 @@ def _common(p: argparse.ArgumentParser, runs: int) -> None:
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
+def _seeds(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
+                   help="train only these seeds of each cell (default 0..runs-1): one cell's seeds split over "
+                        "processes or machines, each writing its points to the same --out")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.perturb import PERTURBATIONS
 
@@ -36,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("robustness", help="accuracy under perturbations (RQ3, Figures 2-4)")
     _common(r, 5)
+    _seeds(r)
     r.add_argument("--datasets", nargs="+", required=True, help="node-classification datasets, e.g. cora")
     r.add_argument("--kinds", nargs="+", default=list(PERTURBATIONS), choices=list(PERTURBATIONS),
                    help="perturbation kinds (default: all six)")
@@ -47,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="feature masking by whole columns (the reference) or by entries")
     f = sub.add_parser("fairness", help="accuracy, ΔDP, ΔEO on German, Bail, Credit (RQ4, Table A8, Figure 5)")
     _common(f, 5)
+    _seeds(f)
     f.add_argument("--datasets", nargs="+", default=list(FAIRNESS_DATASETS))
     e = sub.add_parser("efficiency", help="time and memory per model in its own subprocess (RQ2, Figure 1)")
     _common(e, 1)
@@ -82,12 +90,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             points = run(args.models, args.datasets, args.kinds, args.out, ratios=args.ratios, runs=args.runs,
                          overrides=args.overrides, raw_root=args.raw_root, perturb_self_loops=args.perturb_self_loops,
-                         mask_by=args.mask_by, progress=progress)
+                         mask_by=args.mask_by, progress=progress, seeds=args.seeds)
         elif args.command == "fairness":
             from .fairness import run
 
             points = run(args.models, args.out, datasets=args.datasets, runs=args.runs, overrides=args.overrides,
-                         raw_root=args.raw_root, progress=progress)
+                         raw_root=args.raw_root, progress=progress, seeds=args.seeds)
         else:
             from .efficiency import run
 

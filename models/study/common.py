@@ -156,27 +156,30 @@ def seed_point(study: str, model: str, dataset: str, summary: dict[str, Any], se
                       **fields)
 
 
-def run_cell(out: Path, study: str, parts: Sequence[str], runs: int, train: Callable[[int], dict[str, Any]],
+def run_cell(out: Path, study: str, parts: Sequence[str], seeds: Sequence[int],
+             train: Callable[[list[int]], dict[str, Any]],
              make_doc: Callable[[dict[str, Any], int], dict[str, Any]],
              on_error: Callable[[Exception, int], dict[str, Any]]) -> list[dict[str, Any]]:
-    """The seed points ``0..runs-1`` of one cell (``parts``: its path under ``points/``), computing only the
+    """The seed points ``seeds`` (ascending) of one cell (``parts``: its path under ``points/``), computing only the
     missing ones (a seed whose point is absent or not ``ok``).
 
-    ``train(n)`` returns the trainer summary of runs ``0..n-1`` (it resumes: finished runs are read back, not
-    retrained); ``make_doc(summary, seed)`` builds seed ``seed``'s point (:func:`seed_point`). An exception in
-    ``train`` becomes the seed's point ``on_error(exc, seed)`` and ends the cell (the later seeds would fail
-    alike). A version-1 cell point with ``status`` ok and at least ``runs`` runs stands for the whole cell.
+    ``train(done)`` returns the trainer summary of the runs ``done`` (the cell's seeds up to the one needed; it
+    resumes: finished runs are read back, not retrained); ``make_doc(summary, seed)`` builds seed ``seed``'s point
+    (:func:`seed_point`). An exception in ``train`` becomes the seed's point ``on_error(exc, seed)`` and ends the
+    cell (the later seeds would fail alike). A version-1 cell point with ``status`` ok and runs covering ``seeds``
+    stands for the whole cell.
     """
+    seeds = sorted(seeds)
     legacy = read_point(point_path(out, study, *parts))
-    if legacy is not None and legacy["status"] == "ok" and legacy.get("runs", 0) >= runs:
+    if legacy is not None and legacy["status"] == "ok" and legacy.get("runs", 0) > seeds[-1]:
         return [legacy]
     docs = []
-    for seed in range(runs):
+    for i, seed in enumerate(seeds):
         path = point_path(out, study, *parts, seed_tag(seed))
         doc = read_point(path)
         if doc is None or doc["status"] != "ok":
             try:
-                summary = train(seed + 1)
+                summary = train(seeds[:i + 1])
             except ConfigError:
                 raise
             except Exception as e:  # recorded; the study goes on with the next cell

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from models.train import ConfigError, run_experiment
+from models.train import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 
@@ -24,9 +24,12 @@ FAIRNESS_DATASETS = ("german", "bail", "credit")
 
 
 def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] = FAIRNESS_DATASETS, runs: int = 5,
-        overrides: Sequence[str] = (), raw_root: Optional[str] = None, progress: bool = True) -> list[dict[str, Any]]:
-    """Every (dataset, model) cell over seeds ``0..runs-1``; returns the seed points (finished ones are read)."""
+        overrides: Sequence[str] = (), raw_root: Optional[str] = None, progress: bool = True,
+        seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
+    """Every (dataset, model) cell over seeds ``0..runs-1`` (or ``seeds``, :func:`models.train.run_seeds`); returns the
+    seed points (finished ones are read)."""
     models = resolve_models(models)
+    seeds = run_seeds(runs, seeds)
     points = []
     bar = tqdm([(d, m) for d in datasets for m in models], desc="fairness", disable=not progress,
                dynamic_ncols=True)
@@ -45,9 +48,9 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
     for ds, model in bar:
         bar.set_postfix_str(f"{ds} {model}")
 
-        def train(n: int, ds: str = ds, model: str = model) -> dict[str, Any]:
-            return run_experiment(model, ds, "node", out=train_dir(out, "fairness", ds, model), runs=n,
-                                  overrides=overrides, data=dataset(ds)[0], resume=True, progress=False)
+        def train(done: list[int], ds: str = ds, model: str = model) -> dict[str, Any]:
+            return run_experiment(model, ds, "node", out=train_dir(out, "fairness", ds, model), runs=len(done),
+                                  seeds=done, overrides=overrides, data=dataset(ds)[0], resume=True, progress=False)
 
         def make_doc(summary: dict[str, Any], seed: int, ds: str = ds, model: str = model) -> dict[str, Any]:
             return seed_point("fairness", model, ds, summary, seed, overrides=list(overrides),
@@ -58,5 +61,5 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
             return make_point("fairness", model, ds, "error", seed=seed, error=f"{type(e).__name__}: {e}",
                               dataset_info=cache[ds][1] if ds in cache else None, overrides=list(overrides))
 
-        points += run_cell(out, "fairness", (ds, model), runs, train, make_doc, on_error)
+        points += run_cell(out, "fairness", (ds, model), seeds, train, make_doc, on_error)
     return points

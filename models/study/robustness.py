@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 from tqdm import tqdm
 
 from models import perturb as P
-from models.train import ConfigError, run_experiment
+from models.train import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 
@@ -42,9 +42,11 @@ def make_hook(kind: str, ratio: float, *, perturb_self_loops: bool, options: dic
 def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequence[str], out: Path, *,
         ratios: Optional[Sequence[float]] = None, runs: int = 5, overrides: Sequence[str] = (),
         raw_root: Optional[str] = None, perturb_self_loops: bool = False, mask_by: str = "column",
-        progress: bool = True) -> list[dict[str, Any]]:
-    """Train and test over the grid; returns the point documents (finished ones are read, not retrained)."""
+        progress: bool = True, seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
+    """Train and test over the grid; returns the point documents (finished ones are read, not retrained).
+    ``seeds`` (default ``0..runs-1``) restricts every cell to those seeds (:func:`models.train.run_seeds`)."""
     models = resolve_models(models)
+    seeds = run_seeds(runs, seeds)
     specs = []
     for k in kinds:
         try:
@@ -74,9 +76,10 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
                    "perturb_self_loops": perturb_self_loops}
         hook = make_hook(spec.name, ratio, perturb_self_loops=perturb_self_loops, options=options)
 
-        def train(n: int, ds: str = ds, parts: tuple = parts, model: str = model, hook=hook) -> dict[str, Any]:
-            return run_experiment(model, ds, "node", out=train_dir(out, "robustness", *parts), runs=n,
-                                  overrides=overrides, data=dataset(ds)[0], resume=True, progress=False,
+        def train(done: list[int], ds: str = ds, parts: tuple = parts, model: str = model,
+                  hook=hook) -> dict[str, Any]:
+            return run_experiment(model, ds, "node", out=train_dir(out, "robustness", *parts), runs=len(done),
+                                  seeds=done, overrides=overrides, data=dataset(ds)[0], resume=True, progress=False,
                                   perturb=hook)
 
         def make_doc(summary: dict[str, Any], seed: int, ds: str = ds, parts: tuple = parts, model: str = model,
@@ -96,5 +99,5 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
                               perturbation=setting, dataset_info=cache[ds][1] if ds in cache else None,
                               overrides=list(overrides))
 
-        points += run_cell(out, "robustness", parts, runs, train, make_doc, on_error)
+        points += run_cell(out, "robustness", parts, seeds, train, make_doc, on_error)
     return points

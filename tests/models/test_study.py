@@ -209,6 +209,26 @@ def test_a_killed_study_recomputes_only_the_missing_seeds(tmp_path, monkeypatch)
     assert docs[1]["metrics"] == seed1["metrics"] and docs[1]["perturbation"] == seed1["perturbation"]
 
 
+def test_a_cell_split_over_seeds_equals_the_full_run(tmp_path, monkeypatch, capsys):
+    """--seeds: one cell's seeds trained by separate invocations into one folder come out as the full run's."""
+    data = _synthetic()
+    monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))
+    args = (["MLP"], ["synthetic"], ["label_noise"])
+    full = ROB.run(*args, tmp_path / "full", ratios=[0.1], runs=3, overrides=QUICK, progress=False)
+    split = tmp_path / "split"
+    assert [d["seed"] for d in ROB.run(*args, split, ratios=[0.1], seeds=[2], overrides=QUICK,
+                                       progress=False)] == [2]
+    assert [d["seed"] for d in ROB.run(*args, split, ratios=[0.1], seeds=[1, 0], overrides=QUICK,
+                                       progress=False)] == [0, 1]
+    monkeypatch.setattr(ROB, "run_experiment", lambda *a, **k: pytest.fail("a finished seed was retrained"))
+    merged = ROB.run(*args, split, ratios=[0.1], runs=3, overrides=QUICK, progress=False)
+    assert [d["metrics"] for d in merged] == [d["metrics"] for d in full]
+    for bad in (["1", "1"], ["-1"]):
+        assert study_main(["fairness", "--datasets", "german", "--models", "MLP", "--out", str(tmp_path / "x"),
+                           "--seeds", *bad]) == 2
+        assert "--seeds must be distinct integers >= 0" in capsys.readouterr().err
+
+
 def test_aggregate_merges_seed_points_and_reads_version_1():
     rng = np.random.default_rng(0)
     acc = rng.uniform(50, 90, 4)

@@ -240,18 +240,6 @@ def test_points_round_trip_a_run_folder(rd, tmp_path):
     assert rd.points_summary(dest, doc["config"]) == (None, "seeds [1] are not 0..0")
 
 
-def test_legacy_table_fairness_rows_equal_the_shipped_points(rd):
-    """reproduce_nine.md's trained rows cannot be rebuilt (their run folders were never shipped), but its fairness
-    rows read the shipped study points: each equals what those points give today."""
-    text = (ROOT / "benchmarks" / "results" / "reproduce_nine.md").read_text()
-    lines = [x for x in text.split("With DHG-Bench's code behaviour")[0].splitlines() if x.startswith("| fairness |")]
-    assert len(lines) == 27
-    cells = rd.fairness_cells(rd.FAIRNESS_POINTS)
-    for line in lines:
-        _, _, ds, model, *_ = [c.strip() for c in line.split("|")]
-        assert rd.render([rd.fairness_row(model, ds, cells)]).splitlines()[2] == line
-
-
 def test_readme_counts_are_generated_from_the_shipped_tables(rd):
     readme = (ROOT / "README.md").read_text()
     assert rd.counts_block() in readme

@@ -655,7 +655,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     if accelerator.is_main_process:
         write_json_atomic(config_path, doc)
     records = []
-    for run in map(int, seeds):
+    for run in seeds:  # ints, ascending (run_seeds)
         run_path = out / "runs" / f"run_{run}.json"
         if run_path.exists():
             records.append(json.loads(run_path.read_text()))

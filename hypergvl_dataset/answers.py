@@ -17,8 +17,14 @@ written out in ``evaluators/hypergvl_accuracy/README.md`` ("Grading rules") and,
 * ``\\boxed{}``, ``$...$`` and Markdown emphasis are ignored.
 
 A response from which no answer of the right type can be read is *unparsed* (``None``), which the metric reports
-separately from a wrong answer. Every function is linear in the response length: each regular expression is a
-single pass without nested quantifiers, and every look-back inspects a bounded window.
+separately from a wrong answer.
+
+Every function is linear in the response length. No pattern has two quantifiers next to each other that can match
+the same character (``[ \t]*(?:\)[ \t]*)?``, never ``[ \t]*\)?[ \t]*``, which backtracks polynomially on a run of
+blanks: the earlier ``_HEDGE_AFTER`` took a minute on 400 spaces after a number); every look-back reads the
+``_WINDOW`` characters before a token with one match of a reversed pattern. ``tests/test_answers.py`` checks it on
+adversarial responses at the Space's size limit, and ``benchmarks/grading_worst_case.py`` measures each task's
+worst one (under 50 ms at 65,536 characters).
 """
 from __future__ import annotations
 
@@ -103,6 +109,16 @@ def _sentences(region: str) -> list[tuple[str, str]]:
     return out
 
 
+def _ends_with(reversed_pattern: re.Pattern, reversed_text: str, at: int) -> bool:
+    """Whether the ``_WINDOW`` characters before position ``at`` of a text end with what ``reversed_pattern`` spells
+    backwards; ``reversed_text`` is the text reversed (``text[::-1]``, made once per text).
+
+    One match at the start of the reversed window: a look-back costs one attempt, not one per window position. The
+    window is a string of its own (``endpos``), so a word cut at its first character counts as a whole word."""
+    pos = len(reversed_text) - at
+    return reversed_pattern.match(reversed_text, pos, pos + _WINDOW) is not None
+
+
 def _ids(text: str, pattern: re.Pattern) -> list[int]:
     return [int(x) if len(x) <= MAX_DIGITS else -1 for x in pattern.findall(text)]
 
@@ -119,19 +135,27 @@ _NUMBER = re.compile(
 # a restated question parameter ("degree 2", "order >= 3", "orders 3") is not the value
 _PARAMETER = re.compile(r"\b(?:degree|order)s?[ \t]*(?:of[ \t]+|is[ \t]+|=[ \t]*|>=[ \t]*|≥[ \t]*|>[ \t]*|"
                         r"at[ \t]+least[ \t]+)?\d+", re.IGNORECASE)
-_CUE_BEFORE = re.compile(r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
-                         r"thus|hence|therefore|"
-                         r"(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|[=:≈~])[\s:=(\[\"'“]*$",
-                         re.IGNORECASE)
+# The look-back patterns below are written reversed: each is matched once at the start of the reversed window before
+# a token, which states "the window ends with ..." in one attempt instead of a search from every window position
+# (a leading \n? is the forward pattern's $, which also matches before a final newline).
+# A cue that the number is the value ("is 7", "total of 7", "= 7"); forward: (is|...|total( of| is)?|[=:≈~]) filler* $
+_CUE_BEFORE = re.compile(r"[\s:=(\[\"'“]*(?:(?:si|era|saw|eb|s?lauqe|s?evig|gnivig|s?teg|sah|evah|s?niatnoc|yltcaxe|"
+                         r"rewsna|os|suht|ecneh|erofereht|(?:(?:fo|si)[ \t]+)?(?:latot|htgnel|wolf|eulav|thgiew|mus|tsoc))"
+                         r"\b|[=:≈~])", re.IGNORECASE)
+# the same cues read forward over a whole region: one pass gives every position a cue (and its filler) ends at
+_CUE_FORWARD = re.compile(r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
+                          r"thus|hence|therefore|(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|"
+                          r"[=:≈~])[\s:=(\[\"'“]*", re.IGNORECASE)
+_LONG_FILLER = re.compile(r"[\s:=(\[\"'“]{%d,}" % (_WINDOW - 12))  # near a window's start a cut word reads whole
 _LEADING = re.compile(r"[\s\[({\"'“‘~≈]*")
-_OPERATOR_AFTER = re.compile(r"[ \t]*\)?[ \t]*(?:[+*×·]|-[ \t]*\(?[ \t]*\d)")
-_OPERATOR_BEFORE = re.compile(r"(?:[+*×·]|[\d)][ \t]*-)[ \t]*\(?[ \t]*$")
-_HEDGE_AFTER = re.compile(r"[ \t]*\)?[ \t]*,?[ \t]*\(?[ \t]*(?:\bor\b|/|\|)[ \t]*(?:maybe[ \t]+|possibly[ \t]+|"
+_OPERATOR_AFTER = re.compile(r"[ \t]*(?:\)[ \t]*)?(?:[+*×·]|-[ \t]*(?:\([ \t]*)?\d)")
+_OPERATOR_BEFORE = re.compile(r"\n?[ \t]*(?:\([ \t]*)?(?:[+*×·]|-[ \t]*[\d)])")  # forward: (+|d -) (( ? $
+_HEDGE_AFTER = re.compile(r"[ \t]*(?:\)[ \t]*)?(?:,[ \t]*)?(?:\([ \t]*)?(?:\bor\b|/|\|)[ \t]*(?:maybe[ \t]+|possibly[ \t]+|"
                           r"perhaps[ \t]+)?", re.IGNORECASE)
 _BUT = re.compile(r"\b(?:but|although|though|however)\b", re.IGNORECASE)
-_HEDGE_BEFORE = re.compile(r"\b(?:either|between)[ \t]*$", re.IGNORECASE)
+_HEDGE_BEFORE = re.compile(r"\n?[ \t]*(?:rehtie|neewteb)\b", re.IGNORECASE)  # forward: (either|between) $
 _CORRECTION = re.compile(r"\b(?:actually|wait|correction|on second thought|i mean|let me recount)\b", re.IGNORECASE)
-_NOT_COUNT_ONE = re.compile(r"\b(?:the|this|that|each|every|any|no)[ \t]+$", re.IGNORECASE)
+_NOT_COUNT_ONE = re.compile(r"\n?[ \t]+(?:eht|siht|taht|hcae|yreve|yna|on)\b", re.IGNORECASE)  # forward: (the|...) $
 _ONE_FOLLOWERS = re.compile(r"[ \t]+(?:of|another|by)\b", re.IGNORECASE)
 _NO_PATH = re.compile(r"\bno[ \t]+(?:such[ \t]+|valid[ \t]+|possible[ \t]+)?(?:path|route)\b|\bunreachable\b|"
                       r"\bnot[ \t]+(?:be[ \t]+)?reachable\b|\bcannot[ \t]+be[ \t]+reached\b|"
@@ -140,7 +164,8 @@ _NONE_COUNTED = re.compile(r"\bnone\b|\bno[ \t]+(?:such[ \t]+)?(?:vertices|verte
                            re.IGNORECASE)
 _NO_FLOW = re.compile(r"\bno[ \t]+(?:positive[ \t]+|feasible[ \t]+)?flow\b", re.IGNORECASE)
 # "If no path exists, answer “No path”", "[number or No path]": a condition, a quoted instruction, an alternative
-_CONDITIONAL_BEFORE = re.compile(r"\bif[ \t]+(?:there[ \t]+is[ \t]+)?$|\bor[ \t]+$|\b(?:answer|format|as)[ \t]*[\"“'‘]$",
+# forward: if (there is)? $ | or $ | (answer|format|as) " $
+_CONDITIONAL_BEFORE = re.compile(r"\n?(?:[ \t]+(?:si[ \t]+ereht[ \t]+)?fi\b|[ \t]+ro\b|[\"“'‘][ \t]*(?:rewsna|tamrof|sa)\b)",
                                  re.IGNORECASE)
 
 
@@ -158,47 +183,62 @@ def _to_int(token: re.Match) -> int | str:
 
 def _numbers(region: str) -> list[tuple[int, int, int | str]]:
     """(start, end, value) of every free number: digits inside names and restated parameters excluded."""
-    out = []
+    out, backwards = [], region[::-1]
     for m in _NUMBER.finditer(region):
-        if m.group(4) and m.group(4).lower() == "one" and (
-                _NOT_COUNT_ONE.search(region, max(0, m.start() - _WINDOW), m.start())
-                or _ONE_FOLLOWERS.match(region, m.end())):
+        digits, _, _, word = m.groups()
+        if word is not None and word.lower() == "one" and (
+                _ends_with(_NOT_COUNT_ONE, backwards, m.start()) or _ONE_FOLLOWERS.match(region, m.end())):
             continue
-        out.append((m.start(), m.end(), _to_int(m)))
+        if digits is not None and len(digits) <= MAX_DIGITS and "." not in digits:
+            out.append((*m.span(), int(digits)))  # the common case, without _to_int's checks
+        else:
+            out.append((*m.span(), _to_int(m)))
     return out
+
+
+def _cue_reader(region: str, backwards: str):
+    """``cued(at)``: whether a cue ends the window before position ``at`` (``_ends_with(_CUE_BEFORE, ...)``), read
+    from one forward pass over the region, so a token costs a lookup; where the cue or a filler run reaches the
+    window's first characters, the window's own edge decides and the look-back itself is read."""
+    cues = {m.end(): m.start() for m in _CUE_FORWARD.finditer(region)}
+    long_filler = {m.end() for m in _LONG_FILLER.finditer(region)}
+
+    def cued(at: int) -> bool:
+        cue = cues.get(at)
+        if cue is None and at not in long_filler or cue is not None and cue > at - _WINDOW:
+            return cue is not None
+        return _ends_with(_CUE_BEFORE, backwards, at)
+
+    return cued
 
 
 def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = None) -> tuple[int | str | None, int]:
     """(the number stated as the answer, its position) or (None, -1); see the card's rule 4."""
     region = _PARAMETER.sub(lambda m: " " * len(m.group()), region)
-    tokens = []
-    for start, end, value in _numbers(region):
-        window = region[max(0, start - _WINDOW):start]
-        if _OPERATOR_AFTER.match(region, end) or _OPERATOR_BEFORE.search(window):
-            continue  # an operand of a sum, not the value
-        if other_unit is not None and other_unit.match(region, end):
-            continue  # a count of something the question does not ask about
-        if _CONDITIONAL_BEFORE.search(window):
-            continue  # 'If no flow exists, answer "0"' is the instruction
-        tokens.append((start, end, value, bool(_CUE_BEFORE.search(window))))
+    backwards = region[::-1]
+    size, after, unit = len(region), _OPERATOR_AFTER.match, other_unit.match if other_unit is not None else None
+    before, conditional = _OPERATOR_BEFORE.match, _CONDITIONAL_BEFORE.match  # _ends_with, inlined: called per token
+    tokens = [t for t in _numbers(region)
+              if not (after(region, t[1]) or before(backwards, size - t[0], size - t[0] + _WINDOW)  # an operand
+                      or unit is not None and unit(region, t[1])  # a count of something the question does not ask
+                      or conditional(backwards, size - t[0], size - t[0] + _WINDOW))]  # 'If no flow, answer "0"'
     if not tokens:
         return None, -1
-    chosen = None
-    if anchored:
-        if _LEADING.match(region).end() == tokens[0][0]:
-            chosen = tokens[0]
-        else:
-            chosen = next((t for t in tokens if t[3]), None)
-    else:
-        cued = [t for t in tokens if t[3]]
-        chosen = (cued or tokens)[-1]
-    if chosen is None:
-        if len({t[2] for t in tokens}) != 1:
-            return None, -1  # several numbers, none stated as the value
+
+    cued = _cue_reader(region, backwards)
+
+    if anchored and _LEADING.match(region).end() == tokens[0][0]:
         chosen = tokens[0]
-    start, end, value, _ = chosen
+    elif anchored:
+        chosen = next((t for t in tokens if cued(t[0])), None)
+        if chosen is None and len({t[2] for t in tokens}) != 1:
+            return None, -1  # several numbers, none stated as the value
+        chosen = chosen or tokens[0]
+    else:
+        chosen = next((t for t in reversed(tokens) if cued(t[0])), tokens[-1])  # the last cued, else the last
+    start, end, value = chosen
     hedge = _HEDGE_AFTER.match(region, end)
-    if hedge and _NUMBER.match(region, hedge.end()) or _HEDGE_BEFORE.search(region, max(0, start - _WINDOW), start):
+    if hedge and _NUMBER.match(region, hedge.end()) or _ends_with(_HEDGE_BEFORE, backwards, start):
         return None, -1  # "3 or 4", "either 3 or 4", "between 3 and 4"
     stop = _SENTENCE_END.search(region, end)
     but = _BUT.search(region, end, stop.start() if stop else len(region))
@@ -209,8 +249,9 @@ def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = N
 
 def _phrase_at(pattern: re.Pattern, region: str) -> int:
     """Position of the first statement of ``pattern`` that is not inside a conditional ("if no path exists")."""
+    backwards = region[::-1]
     for m in pattern.finditer(region):
-        if not _CONDITIONAL_BEFORE.search(region, max(0, m.start() - _WINDOW), m.start()):
+        if not _ends_with(_CONDITIONAL_BEFORE, backwards, m.start()):
             return m.start()
     return -1
 
@@ -256,11 +297,11 @@ _SYMBOLIC_VERT = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?[a-zA-Z]\}?(?![A-Za-z0-9
 _GROUP = re.compile(r"[\[{(]([^\[\]{}()]*)[\]})]")
 _QUERY_VERTEX = re.compile(r"\b(?:of|for)[ \t]+(?:the[ \t]+)?(?:vertex[ \t]+|node[ \t]+)?[vV]_?\{?\d+\}?"
                            r"|[vV]_?\{?\d+\}?['’]s\b", re.IGNORECASE)
-_EDGE_DEFINITION = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*[=:]?[ \t]*[\[{(][^\[\]{}()]*[\]})]")  # "e1 = {v1,v3}"
+_EDGE_DEFINITION = re.compile(r"\b[eE]_?\{?\d+\}?[ \t]*(?:[=:][ \t]*)?[\[{(][^\[\]{}()]*[\]})]")  # "e1 = {v1,v3}"
 _LIST_FILLER = re.compile(r"(?<![A-Za-z0-9_])[vV]_?\{?(?:\d+|[a-zA-Z])\}?(?![A-Za-z0-9_])|\b(?:and|or)\b|[\s,;:&+./…]")
 _EMPTY = re.compile(r"\bno[ \t]+(?:n-)?neighbou?rs?\b|\bnone\b|\bempty\b|∅|\bno[ \t]+(?:such[ \t]+)?vertices\b|"
                     r"\bnot[ \t]+have[ \t]+any[ \t]+neighbou?rs?\b|\bisolated\b", re.IGNORECASE)
-_OR_AFTER = re.compile(r"[ \t]*,?[ \t]*(?:\bor\b|/)[ \t]*(?:[A-Za-z]+[ \t]*:?[ \t]*)?[\[{(]", re.IGNORECASE)
+_OR_AFTER = re.compile(r"[ \t]*(?:,[ \t]*)?(?:\bor\b|/)[ \t]*(?:[A-Za-z]+[ \t]*(?::[ \t]*)?)?[\[{(]", re.IGNORECASE)
 
 
 def _vertex_groups(region: str) -> list[re.Match]:
@@ -365,7 +406,7 @@ _COLOUR = re.compile(r"(?<![A-Za-z0-9_])[vV]_?(\d+)[\s:=|→>(\-]*(?:(?:is|gets|
 _COLOUR_NAME = re.compile(r"(?<![A-Za-z0-9_])[vV]_?(\d+)[\s:=|→>(\-]*(?:(?:is|gets|colou?red|in|with|colou?r)[ \t]+){0,2}"
                           r"(red|green|blue|yellow|orange|purple|black|white)\b", re.IGNORECASE)
 _COLOUR_CLASS = re.compile(r"(?<![A-Za-z0-9_])[cC]_?\{?(\d+)\}?[ \t]*[:=]")
-_COLORING_LIST = re.compile(r"colou?ring[ \t]*:?[ \t]*([\[{(])", re.IGNORECASE)
+_COLORING_LIST = re.compile(r"colou?ring[ \t]*(?::[ \t]*)?([\[{(])", re.IGNORECASE)
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
 
 

@@ -3,6 +3,7 @@ import random
 import time
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from hypergvl_dataset import answers
 from hypergvl_dataset.tasks import generate_problem, score_response
@@ -108,3 +109,101 @@ def test_random_unicode_never_raises():
         s = rng.choice(["", "Ans: ", "Path:[", "Coloring:["]) + s
         for row in rows:
             score_response(row["reference"], s)
+
+
+# ------------------------------------------------------------------------------------------------ linear time
+# A response of the Space's size limit (space.scoring.Limits.max_response_chars). Grading one takes under 50 ms
+# (benchmarks/grading_worst_case.py); the bound here is 20 times that, so only a super-linear pattern (the earlier
+# _HEDGE_AFTER took a minute on 400 blanks after a number) fails it, never a slow machine.
+LINE_LIMIT = 65_536
+PER_RESPONSE_S = 1.0
+
+
+def _worst_case():
+    from benchmark_scripts import load_script
+
+    return load_script("grading_worst_case")
+
+
+@pytest.fixture(scope="module")
+def large_references():
+    return _worst_case().references()
+
+
+def _graded_within_bound(references, response):
+    for code, ref in references.items():
+        start = time.perf_counter()
+        verdict = score_response(ref, response)
+        took = time.perf_counter() - start
+        assert isinstance(verdict.correct, bool)
+        assert took < PER_RESPONSE_S, (code, response[:60], len(response), took)
+
+
+@pytest.mark.parametrize("response", [
+    "Ans: 1" + " " * 19_000 + "x", "1" + "\t" * (LINE_LIMIT - 2) + "x", "Ans: 3" + " ) , ( " * 3_000 + "or 4",
+    "x" * 40_000 + "Ans: 1" + "\t" * 19_000 + ")", "1" + " " * 19_000 + "or 2", "Ans: 1 or" + " " * 19_000 + "x",
+    "Ans: " + "1 " * 30_000, "v1" + " 1" * 30_000, "Ans: Path:[e1" + " 1" * 30_000, "e1" + " " * 60_000 + "=",
+    "Ans: {v1}" + " ," * 9_000 + " or", "Coloring" + " " * 19_000 + ":", "Ans: e1" + " " * 19_000 + "=", "Ans:" * 16_000, "[" * LINE_LIMIT,
+    "9" * LINE_LIMIT, "between" + " " * 60_000 + "1", "if" + " \t" * 30_000 + "no path",
+])
+def test_named_attacks_at_the_size_limit_are_graded_in_bounded_time(large_references, response):
+    """Runs of spaces, tabs, brackets and digits, and ``Ans:`` repeats, after each kind of answer, at the limit."""
+    assert len(response) <= LINE_LIMIT
+    _graded_within_bound(large_references, response)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.data())
+def test_adversarial_responses_are_graded_in_bounded_time(large_references, data):
+    """Property: any answer-like prefix, then filler motifs repeated up to the size limit, in any mix."""
+    bench = _worst_case()
+    pieces = data.draw(st.lists(st.tuples(st.sampled_from(bench.PREFIXES + bench.ATOMS),
+                                          st.sampled_from(bench.MOTIFS + bench.ATOMS),
+                                          st.integers(1, LINE_LIMIT)), min_size=1, max_size=4))
+    response = ""
+    for prefix, motif, n in pieces:
+        response += prefix + motif * min(n, (LINE_LIMIT // len(pieces)) // len(motif))
+    _graded_within_bound(large_references, response[:LINE_LIMIT])
+
+
+def test_look_back_patterns_agree_with_their_forward_reading():
+    """Each look-back is written reversed (one match, not a search from every window position); on windows of
+    answer-like words it decides exactly what the forward pattern ``...$`` decides on the same window."""
+    import re
+    import random as _random
+
+    forward = {
+        answers._CUE_BEFORE: r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
+                             r"thus|hence|therefore|(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|"
+                             r"[=:≈~])[\s:=(\[\"'“]*$",
+        answers._OPERATOR_BEFORE: r"(?:[+*×·]|[\d)][ \t]*-)[ \t]*\(?[ \t]*$",
+        answers._HEDGE_BEFORE: r"\b(?:either|between)[ \t]*$",
+        answers._NOT_COUNT_ONE: r"\b(?:the|this|that|each|every|any|no)[ \t]+$",
+        answers._CONDITIONAL_BEFORE: r"\bif[ \t]+(?:there[ \t]+is[ \t]+)?$|\bor[ \t]+$|"
+                                     r"\b(?:answer|format|as)[ \t]*[\"“'‘]$",
+    }
+    words = ["is", "are", "equals", "gives", "so", "therefore", "total", "of", "length", "sum", "=", ":", "≈", "~",
+             "(", "[", '"', "“", "'", "+", "-", "*", "×", "1", "2)", "either", "between", "the", "this", "no", "if",
+             "there", "or", "answer", "format", "as", "x", "this", "his", "v1", " ", " ", "\t", "\n"]
+    rng = _random.Random(0)
+    for _ in range(20_000):
+        window = "".join(rng.choice(words) + rng.choice(["", " ", "  "]) for _ in range(rng.randrange(1, 12)))
+        window = window[-answers._WINDOW:]
+        for reversed_pattern, source in forward.items():
+            expected = re.compile(source, re.IGNORECASE).search(window) is not None
+            assert answers._ends_with(reversed_pattern, window[::-1], len(window)) == expected, (source, window)
+
+
+def test_the_forward_cue_pass_decides_what_the_look_back_decides():
+    """``_cue_reader`` (one forward pass, a lookup per token) agrees with the look-back at every token start,
+    long filler runs and cut words at the window's edge included."""
+    import random as _random
+
+    words = ["is", "this", "total", "of", "=", ":", "≈", "(", "[", '"', "“", "so", "therefore", "x", "1", "22", "one",
+             " " * 30, "\t" * 35, " " * 38, "\n" * 3, ": " * 16, "answer", "value is", "gives", "his"]
+    rng = _random.Random(1)
+    for _ in range(5_000):
+        region = "".join(rng.choice(words) + rng.choice(["", " "]) for _ in range(rng.randrange(1, 25)))
+        backwards, cued = region[::-1], answers._cue_reader(region, region[::-1])
+        for start, _, _ in answers._numbers(region):
+            assert cued(start) == answers._ends_with(answers._CUE_BEFORE, backwards, start), (region, start)

@@ -37,8 +37,9 @@ import pandas as pd  # noqa: E402
 
 from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402
 
+from .isolation import warm_up  # noqa: E402
 from .scoring import POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
-from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets  # noqa: E402
+from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets, spreadsheet_safe  # noqa: E402
 from .store import Store  # noqa: E402
 from .testsets import HIDDEN, PUBLIC  # noqa: E402
 
@@ -78,7 +79,7 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
     records = []
     for r in rows:
         e = r["entry"]
-        rec = {"Model": e.model + (" (text only)" if e.text_only else ""), "Revision": e.revision,
+        rec = {"Model": spreadsheet_safe(e.model) + (" (text only)" if e.text_only else ""), "Revision": e.revision,
                "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track,
                "Date": time.strftime("%Y-%m-%d", time.gmtime(e.created)), "Dataset version": e.dataset_sha256[:12],
                "Scorer": f"v{e.scorer_version}", "Link": e.link}
@@ -173,7 +174,7 @@ def router_frame(service: Service, testset: str) -> pd.DataFrame:
         if e.testset != testset or not e.track.startswith("routed:"):
             continue
         s = summarise(e.cells)
-        rows.append({"Model": e.model, "Routing": POLICY_LABELS.get(e.routing, e.routing),
+        rows.append({"Model": spreadsheet_safe(e.model), "Routing": POLICY_LABELS.get(e.routing, e.routing),
                      **{t: s["per_task"].get(t) for t in TASK_CODES}, "All": s["accuracy"], "Problems": e.num_samples})
     frame = pd.DataFrame(rows, columns=["Model", "Routing"] + list(TASK_CODES) + ["All", "Problems"])
     for c in list(TASK_CODES) + ["All"]:
@@ -593,6 +594,7 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     import os
 
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
+    warm_up()  # uploads are graded in child processes of a fork server (space.isolation): start it before serving
     data = service.config.data_dir
     # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
     # which let any local client choose its submitter identity): only the configured proxies, none by default

@@ -58,12 +58,17 @@ class Limits:
     max_line_bytes: int = 256 * 2 ** 10
     max_response_chars: int = 64 * 2 ** 10
     max_depth: int = 32                    # JSON nesting of one line (the record is level 1)
+    max_grading_s: float = 300.0           # reading and grading one upload (space.isolation): then it is stopped
+    max_grading_bytes: int = 2 * 2 ** 30   # memory the grading process may add to what it starts with
 
 
 # ================================================================================================ reading
-def read_upload(path: str | Path, limits: Limits = Limits()) -> tuple[list[dict], dict | None, str]:
+def read_upload(path: str | Path, limits: Limits = Limits(), *, keep_reference: bool = True
+                ) -> tuple[list[dict], dict | None, str]:
     """``(records, results_json_or_None, sha256_of_the_file)`` of a ``.jsonl`` file or a ``.zip`` of a
-    ``hypergvl evaluate`` output folder. Records keep only ``id``, ``response`` (and ``reference``) plus ``line``.
+    ``hypergvl evaluate`` output folder. Records keep only ``id``, ``response`` (and ``reference`` where
+    ``keep_reference``: a public set compares it; a hidden set's upload needs no field it does not score) plus
+    ``line``.
 
     Streaming: the file is hashed in blocks and ``samples.jsonl`` is read one bounded line at a time, every limit
     (bytes, unpacked bytes, lines, line length, nesting, zip entries) checked as it is read, so the work and the
@@ -80,7 +85,7 @@ def read_upload(path: str | Path, limits: Limits = Limits()) -> tuple[list[dict]
             h.update(block)
     if head[:2] != b"PK":
         with open(path, "rb") as f:
-            return parse_stream(f, limits), None, h.hexdigest()
+            return parse_stream(f, limits, keep_reference=keep_reference), None, h.hexdigest()
     _check_zip_directory(path, limits)
     try:
         z = zipfile.ZipFile(path)
@@ -90,7 +95,8 @@ def read_upload(path: str | Path, limits: Limits = Limits()) -> tuple[list[dict]
         samples, results = _zip_members(z, limits)
         try:
             with z.open(samples) as stream:
-                records = parse_stream(stream, limits, unpacked=limits.max_unzipped_bytes)
+                records = parse_stream(stream, limits, unpacked=limits.max_unzipped_bytes,
+                                       keep_reference=keep_reference)
         except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
             raise SubmissionError(f"zip entry {samples.filename!r} cannot be unpacked: {exc}") from None
     return records, results, h.hexdigest()
@@ -181,7 +187,8 @@ def parse_samples(data: bytes, limits: Limits = Limits()) -> list[dict]:
     return parse_stream(io.BytesIO(data), limits)
 
 
-def parse_stream(stream, limits: Limits = Limits(), *, unpacked: int | None = None) -> list[dict]:
+def parse_stream(stream, limits: Limits = Limits(), *, unpacked: int | None = None,
+                 keep_reference: bool = True) -> list[dict]:
     """:func:`parse_samples` of a binary stream, read one line (at most ``max_line_bytes``) at a time: more than
     ``max_lines`` lines, a longer line or more than ``unpacked`` bytes in all stop the reading there."""
     records, first_line = [], {}
@@ -221,7 +228,7 @@ def parse_stream(stream, limits: Limits = Limits(), *, unpacked: int | None = No
         if len(rec["response"]) > limits.max_response_chars:
             raise SubmissionError(f"line {n}: field 'response' is longer than {limits.max_response_chars:,} characters")
         kept = {"id": rec["id"], "response": rec["response"], "line": n}
-        if isinstance(rec.get("reference"), str):
+        if keep_reference and isinstance(rec.get("reference"), str):
             kept["reference"] = rec["reference"]
         if b"\\u" in line or b"\\U" in line:  # only a \u escape can spell a lone surrogate in UTF-8 text
             for key, value in kept.items():
@@ -343,6 +350,15 @@ def check_results_json(results: dict | None, served_sha256: str, track: str) -> 
 
 # ================================================================================================ scoring
 PROVENANCE_BYTES = 16 * 2 ** 10
+
+
+def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, served_sha256: str
+                 ) -> tuple["Scored", str, dict]:
+    """Read, check and re-score an upload: ``(scored, sha256 of the file, submitted provenance)``. The Space runs it
+    in a child process with the ``limits``' time and memory budget (:func:`space.isolation.run_bounded`)."""
+    records, results, sha = read_upload(path, limits, keep_reference=index.public)
+    check_results_json(results, served_sha256, track)
+    return score(records, index, track), sha, submitted_provenance(results)
 
 
 def scorer_version() -> str:

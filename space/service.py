@@ -18,12 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .scoring import (POLICIES, TRACKS, Limits, SubmissionError, check_results_json, dense, read_upload, score,
-                      scorer_version, scoring_provenance, submitted_provenance, summarise_many)
+from .isolation import run_bounded, warm_up
+from .scoring import (AXES, POLICIES, TRACKS, Limits, SubmissionError, dense, grade_upload, scorer_version,
+                      scoring_provenance, summarise_many)
 from .store import DuplicateError, Entry, Request, SQLiteStore, Store
 from .testsets import HIDDEN, PUBLIC, TestSets
 
 MODEL_TYPES = ("open", "closed")
+MAX_VIEWS = 256  # leaderboard views cached per store version
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._~%/+@-]*)?$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
@@ -129,6 +132,9 @@ class Submission:
             raise SubmissionError("the model name must be at most 120 printable characters")
         name = unicodedata.normalize("NFC", name)
         _visible_text("the model name", name)
+        if name.startswith(_FORMULA_START):
+            raise SubmissionError("the model name must not start with = + - or @ (a spreadsheet would read the "
+                                  "copied table's cell as a formula)")
         self.model = name
         if self.model_type not in MODEL_TYPES:
             raise SubmissionError(f"model type must be one of {', '.join(MODEL_TYPES)}")
@@ -209,16 +215,18 @@ class Service:
         sub.check()
         testset = self._testset(sub.testset)
         self._rate_check(submitter)
-        records, results, sha = read_upload(path, self.config.limits)
-        check_results_json(results, testset.served_sha256, sub.track)
-        scored = score(records, self.sets.index(testset.name), sub.track)
+        limits = self.config.limits
+        warm_up()  # the metric, loaded once here: every grading child starts with it
+        scored, sha, submitted = run_bounded(
+            grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256),
+            seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
         self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link,
                       scores=scored.scores, cells=scored.cells, num_samples=scored.num_samples,
                       dataset_sha256=testset.served_sha256, origin="upload", submitter=submitter, upload_sha256=sha,
                       raw_sha256=sha, scorer_version=scorer_version(), provenance=scoring_provenance(),
-                      submitted_provenance=submitted_provenance(results))
+                      submitted_provenance=submitted)
         try:
             self.store.add_entry(entry)
         except DuplicateError as exc:
@@ -297,7 +305,12 @@ class Service:
         with self._cache_lock:
             views = self._cache["views"] if self._cache.get("entries") is entries else {}
         if key not in views:
-            views[key] = compute(entries)
+            value = compute(entries)
+            with self._cache_lock:
+                while len(views) >= MAX_VIEWS:  # the oldest view goes first: a flood of keys costs bounded memory
+                    views.pop(next(iter(views)))
+                views[key] = value
+            return value
         return views[key]
 
     def leaderboard_rows(self, testset: str, *, tracks=("vision", "text-only"), model_types=None, scale=None,
@@ -305,7 +318,17 @@ class Service:
         """Table 3 rows (one per entry) for the filters: per-task accuracy, Avg.U, Avg.R over the matching cells.
 
         A hidden set is published under :meth:`published` only: no filter (refused), numbers aggregating at least
-        ``hidden_min_problems`` problems, rounded, and each submitter's scores moving by the Ladder's rule."""
+        ``hidden_min_problems`` problems, rounded, and each submitter's scores moving by the Ladder's rule.
+
+        Filters are normalised before they key the view cache (order and repeats do not matter; unknown tracks
+        and model types match nothing), and an unknown scale, source or representation is refused."""
+        tracks = tuple(sorted({t for t in tracks if t in TRACKS}))
+        model_types = tuple(sorted({t for t in model_types if t in MODEL_TYPES + ("baseline",)})) \
+            if model_types else None
+        for axis, value in (("scale", scale), ("source", source), ("text_rep", text_rep), ("visual_rep", visual_rep)):
+            if value is not None and value not in AXES[axis]:
+                raise SubmissionError(f"unknown {axis.replace('_', ' ')} {str(value)[:40]!r}: one of "
+                                      f"{', '.join(AXES[axis])}")
         if self._testset(testset).kind == HIDDEN:
             if any(v is not None for v in (scale, source, text_rep, visual_rep)):
                 raise SubmissionError("the hidden set is shown over all its problems and representations only: a "
@@ -392,4 +415,9 @@ def current_sets(service: Service) -> dict[str, object]:
     return {PUBLIC: service.sets.current(PUBLIC), HIDDEN: service.sets.current(HIDDEN)}
 
 
-__all__ = ["SpaceConfig", "Submission", "Service", "RateLimited", "current_sets", "MODEL_TYPES"]
+def spreadsheet_safe(text: str) -> str:
+    """User text for a table that may be copied into a spreadsheet: a leading formula character is quoted."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+__all__ = ["SpaceConfig", "Submission", "Service", "RateLimited", "current_sets", "spreadsheet_safe", "MODEL_TYPES"]

@@ -1,0 +1,102 @@
+"""Run one piece of untrusted work (reading and grading an upload) in a child process with a time and a memory budget.
+
+The grader is linear-time (``hypergvl_dataset.answers``), but a whole upload is up to 64 MiB of responses: graded
+in the server process it would hold the interpreter lock for seconds between page loads and keep what it allocated.
+In a child process it holds neither: pages keep loading while it runs, the memory it used goes back to the system
+when it exits, and the parent kills it once it runs past ``seconds`` or its resident memory grows by more than
+``memory_bytes`` (checked every ``_TICK_S``). Every way it can end reaches the caller as one
+:class:`SubmissionError` that says which budget ran out, or as the error the work raised.
+
+Children are forked from the server (``fork``): they start in milliseconds with the grading modules and the
+metric already loaded, and run nothing but ``fn`` (no lock another thread may hold is taken: no logging, no store,
+no output). The ``forkserver`` and ``spawn`` methods were measured and rejected: each child re-imports the
+launching script (``python space/app.py``, whose relative imports fail outside the package) or, launched with
+``python -m space.app``, the whole Gradio app, seconds per upload. A child dies with the server
+(``PR_SET_PDEATHSIG``), so a killed server leaves no grading behind.
+"""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import time
+from typing import Any, Callable
+
+from .scoring import SubmissionError, metric
+
+_TICK_S = 0.05  # how often the parent checks the child's time and resident memory
+
+
+def warm_up() -> None:
+    """Load the grading metric in the server now (some seconds), so every child starts with it loaded."""
+    metric()
+
+
+def _resident(pid: int) -> int:
+    """Resident memory of process ``pid`` in bytes (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(conn, fn: Callable, args: tuple) -> None:
+    _die_with_parent()
+    try:
+        outcome = ("ok", fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the caller
+        outcome = ("error", exc)
+    try:
+        conn.send(outcome)
+    except Exception as exc:  # noqa: BLE001 - an error that cannot be pickled is sent as its text
+        conn.send(("error", RuntimeError(f"{type(outcome[1]).__name__}: {exc}")))
+    finally:
+        conn.close()
+
+
+def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int | None) -> Any:
+    """``fn(*args)`` in a child process; :class:`SubmissionError` when it runs past ``seconds`` or its resident
+    memory grows by more than ``memory_bytes`` (it is killed); ``fn``'s own exception as raised.
+
+    ``fn`` must be a module-level function and ``args`` picklable."""
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(there, fn, args), daemon=True)
+    start = time.monotonic()
+    child.start()
+    there.close()
+    baseline = _resident(child.pid)
+    try:
+        while not here.poll(_TICK_S):  # the parent watches: a limit set inside the child (RLIMIT_AS) hangs
+            if time.monotonic() - start > seconds:  # libraries that reserve address space up front
+                raise SubmissionError(f"grading took longer than {seconds:g} s and was stopped")
+            if memory_bytes and _resident(child.pid) - baseline > memory_bytes:
+                raise SubmissionError(f"grading needed more than {memory_bytes / 2 ** 20:,.0f} MiB of memory "
+                                      "and was stopped")
+            if not child.is_alive() and not here.poll(0):
+                break
+        try:
+            status, value = here.recv()
+        except EOFError:
+            raise SubmissionError("grading stopped without a result (the grading process ended with code "
+                                  f"{child.exitcode if child.exitcode is not None else 'unknown'})") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        here.close()
+    if status == "error":
+        raise value
+    return value
+
+
+__all__ = ["run_bounded", "warm_up"]

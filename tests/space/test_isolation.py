@@ -1,0 +1,178 @@
+"""Uploads are graded in a child process with a time and memory budget: a slow or greedy grading is stopped with a
+clear refusal, the server keeps none of its memory, and pages keep loading while a worst-case upload is graded."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+import urllib.request
+
+import pytest
+
+from conftest import free_port, fresh, seeded_run
+from space.isolation import run_bounded
+from space.scoring import Limits, SubmissionError
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+
+
+def _hog(mib):
+    blocks = [bytearray(os.urandom(1)) * (2 ** 20) for _ in range(mib)]  # touched pages: resident memory
+    time.sleep(5)
+    return len(blocks)
+
+
+def _refuse():
+    raise SubmissionError("line 3: field 'response' is missing")
+
+
+def _pid():
+    return os.getpid()
+
+
+def test_a_grading_past_its_time_is_stopped_in_time():
+    start = time.monotonic()
+    with pytest.raises(SubmissionError, match="longer than 1 s and was stopped"):
+        run_bounded(_sleep, (60,), seconds=1, memory_bytes=None)
+    assert time.monotonic() - start < 5
+
+
+def test_a_grading_past_its_memory_is_stopped_and_the_server_keeps_none_of_it():
+    def resident():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    before = resident()
+    with pytest.raises(SubmissionError, match="more than 200 MiB of memory"):
+        run_bounded(_hog, (600,), seconds=60, memory_bytes=200 * 2 ** 20)
+    assert run_bounded(_hog, (50,), seconds=60, memory_bytes=200 * 2 ** 20) == 50
+    assert resident() - before < 50 * 2 ** 20
+
+
+def test_the_work_runs_elsewhere_and_its_refusals_come_back_as_raised():
+    assert run_bounded(_pid, (), seconds=30, memory_bytes=None) != os.getpid()
+    with pytest.raises(SubmissionError, match="line 3: field 'response' is missing"):
+        run_bounded(_refuse, (), seconds=30, memory_bytes=None)
+
+
+def test_an_upload_over_the_grading_time_is_refused_and_nothing_is_stored(space_service, tmp_path):
+    from space.service import Submission
+
+    svc = fresh(space_service, tmp_path, limits=Limits(max_grading_s=0.5))
+    sub = Submission(model="org/slow", testset=svc.sets.current("public").name)
+    upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
+    with pytest.raises(SubmissionError, match="grading took longer than 0.5 s"):
+        svc.submit_upload(upload, sub, "tester")
+    assert svc.store.entries() == []
+
+
+def _worst_case_upload(service, path, chars=19_000):
+    """The symbolic baseline's run with every response replaced by a distinct worst case of the grader (a number
+    then a run of numbers, read to the end of the answer region), each about ``chars`` characters."""
+    records = [json.loads(x) for x in (seeded_run(service) / "samples.jsonl").read_text().splitlines()]
+    with open(path, "w") as f:
+        for i, r in enumerate(records):
+            r.pop("correct", None)
+            r["response"] = f"v{i}" + " 1" * (chars // 2)
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+def test_pages_load_within_a_second_while_a_worst_case_upload_is_graded(space_service, tmp_path):
+    from gradio_client import Client, handle_file
+
+    from space.app import launch
+
+    svc = fresh(space_service, tmp_path)
+    upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
+    demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(url, verbose=False)
+        public = svc.sets.current("public").name
+
+        def load() -> float:
+            """Seconds to load the page and a leaderboard view."""
+            start = time.monotonic()
+            with urllib.request.urlopen(url, timeout=30) as page:
+                assert page.status == 200 and b"HyperGVL" in page.read()
+            table = client.predict(public, ["open"], "both", "all", "all", "all", "all", ["Avg.U"],
+                                   api_name="/leaderboard")
+            assert table["value"]["headers"] == ["Model", "Avg.U"]
+            return time.monotonic() - start
+
+        idle = statistics.median(load() for _ in range(7))
+        job = client.submit(handle_file(str(upload)), "org/worst", "", "main", "open", 7, "vision", "", public,
+                            api_name="/submit")
+        time.sleep(1.0)  # the upload has arrived and is being graded
+        waits, during = [], 0
+        while not job.done() and len(waits) < 40:
+            waits.append(load())
+            during += not job.done()
+        assert during >= 20, "the grading ended before pages were loaded beside it"
+        waits = sorted(waits[:during])
+        # Graded in the server's own threads, the same loads take 4-5 times as long (measured: median 0.45 s against
+        # 0.10 s idle); in a child process they take what they take idle. On two busy cores a rare load is slower.
+        assert statistics.median(waits) < 2 * idle + 0.05, (idle, waits)
+        assert waits[int(0.9 * len(waits))] < 1.0 and waits[-1] < 3.0, waits
+        assert job.result().startswith("Accepted"), job.result()
+    finally:
+        demo.close()
+
+
+def test_a_worst_case_upload_is_graded_within_its_stated_budget(space_service, tmp_path):
+    """The README's bound: a full public-set upload of worst-case responses is graded in under a minute."""
+    from space.service import Submission
+
+    svc = fresh(space_service, tmp_path)
+    upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
+    start = time.monotonic()
+    entry = svc.submit_upload(upload, Submission(model="org/worst", testset=svc.sets.current("public").name), "t")
+    assert entry.num_samples == 420 and time.monotonic() - start < 60
+
+
+def test_a_hidden_upload_keeps_no_reference_field(tmp_path):
+    from space.scoring import read_upload
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"id": "a/b/c", "response": "Ans: 1", "reference": "x" * 1000}) + "\n")
+    assert read_upload(path, keep_reference=False)[0] == [{"id": "a/b/c", "response": "Ans: 1", "line": 1}]
+    assert read_upload(path)[0][0]["reference"] == "x" * 1000
+
+
+def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service, tmp_path):
+    """``model_types`` repeated n times is one view, not n (measured before: +24 KB a new length, +241 MB in 37 s);
+    an unknown filter value is refused; however many keys, at most MAX_VIEWS views are kept."""
+    from space import service as service_module
+
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    svc.leaderboard_rows(public, model_types=("open",))
+    for n in range(2, 60):
+        svc.leaderboard_rows(public, model_types=("open",) * n + ("nonsense",), tracks=("vision", "text-only") * n)
+    views = svc._cache["views"]
+    assert len([k for k in views if k[0] == "lb"]) <= 2, list(views)
+    with pytest.raises(SubmissionError, match="unknown scale"):
+        svc.leaderboard_rows(public, scale="huge" * 1000)
+    for i, combo in enumerate(service_module.MODEL_TYPES * 200):
+        svc.view(("probe", i), lambda entries: i)
+    assert len(svc._cache["views"]) <= service_module.MAX_VIEWS
+
+
+def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(space_service, tmp_path):
+    from space.app import leaderboard_frame
+    from space.service import Submission, spreadsheet_safe
+
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    for name in ('=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1)"):
+        with pytest.raises(SubmissionError, match="formula"):
+            svc.submit_upload(seeded_run(svc) / "samples.jsonl", Submission(model=name, testset=public), "t")
+    assert spreadsheet_safe('=HYPERLINK("x")') == '\'=HYPERLINK("x")' and spreadsheet_safe("org/m") == "org/m"
+    svc.submit_upload(seeded_run(svc) / "samples.jsonl", Submission(model="org/fine", testset=public), "t")
+    entry = svc.store.entries()[0]
+    entry.model = "=1+1"  # an entry stored before names were checked
+    svc._cache = {"version": svc.store.version(), "entries": [entry], "views": {}}
+    assert list(leaderboard_frame(svc, public)["Model"]) == ["'=1+1"]

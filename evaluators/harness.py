@@ -45,6 +45,7 @@ from pathlib import Path
 from hypergvl_dataset.cli import UserError, command
 
 from .adapters import DEFAULT_MAX_NEW_TOKENS
+from .preflight import check_dataset, check_model
 
 SUBMISSION_FORMAT = 2
 LOG = "samples.jsonl"
@@ -636,6 +637,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         options["concurrency"] = options.get("concurrency", 4)
     if args.prefetch_workers < 1:
         raise UserError("--prefetch-workers must be at least 1")
+    check_dataset(args.dataset)  # a mistake answered in a second, before a retrying download or a model load
+    check_model(args.model, options)
     from .adapters import AdapterError
 
     try:
@@ -672,5 +675,6 @@ def _score_args(p: argparse.ArgumentParser) -> None:
 @command("score", _score_args)
 def _score(args: argparse.Namespace) -> int:
     """Grade a run's raw responses with the current rules against the full build (questions-only sets, old runs)."""
+    check_dataset(args.dataset)
     print(_summary(score_run(args.run, args.dataset, args.out), args.out))
     return 0

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypergvl_dataset.cli import UserError, command
+from hypergvl_dataset.runlog import iter_log
 
 from .adapters import DEFAULT_MAX_NEW_TOKENS
 from .preflight import check_dataset, check_model
@@ -226,18 +227,12 @@ def log_files(out: Path) -> list[Path]:
 
 
 def read_records(paths) -> dict[str, dict]:
-    """Records by sample id over several logs (the first copy wins); lines cut short by a crash are skipped."""
+    """Records by sample id over several logs (the first copy wins); a last line cut short by a crash is skipped,
+    any other damaged line refused (:func:`hypergvl_dataset.runlog.iter_log`)."""
     done: dict[str, dict] = {}
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.endswith("\n"):
-                    continue  # unfinished last line: that sample is asked again
-                try:
-                    rec = json.loads(line)
-                    done.setdefault(rec["id"], rec)
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue
+        for _, rec in iter_log(path):
+            done.setdefault(rec["id"], rec)
     return done
 
 

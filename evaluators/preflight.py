@@ -93,16 +93,18 @@ def check_model(spec: str, options: dict | None = None) -> None:
     if Path(rest).exists():
         return
     if not _HUB_ID.match(rest):
-        raise UserError(f"--model {spec}: no folder {Path(rest).resolve()} exists, and it is not a Hub model id "
+        raise UserError(f"--model {spec}: no such model folder ({Path(rest).resolve()}), and not a Hub model id "
                         "(owner/name)")
     if _cached_model(rest, options.get("revision")):
         return
     if offline():
-        raise UserError(f"--model {spec}: not in the local Hugging Face cache, and HF_HUB_OFFLINE is set; download it "
+        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+                        "HF_HUB_OFFLINE is set; download it "
                         f"on a connected machine (huggingface-cli download {rest}) or give a local folder")
     if not hub_reachable():
         host, _ = hub_host()
-        raise UserError(f"--model {spec}: not in the local Hugging Face cache, and the Hub ({host}) cannot be "
+        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+                        f"the Hub ({host}) cannot be "
                         f"reached; connect, download it elsewhere (huggingface-cli download {rest}) or give a "
                         "local folder")
 

@@ -20,8 +20,8 @@ A response from which no answer of the right type can be read is *unparsed* (``N
 separately from a wrong answer.
 
 Every function is linear in the response length. No pattern has two quantifiers next to each other that can match
-the same character (``[ \t]*(?:\)[ \t]*)?``, never ``[ \t]*\)?[ \t]*``, which backtracks polynomially on a run of
-blanks: the earlier ``_HEDGE_AFTER`` took a minute on 400 spaces after a number); every look-back reads the
+the same character (blanks, then an optional bracket and its own blanks; never blanks, an optional bracket and blanks
+again, which backtracks polynomially on a run of blanks: the earlier ``_HEDGE_AFTER`` took a minute on 400 spaces after a number); every look-back reads the
 ``_WINDOW`` characters before a token with one match of a reversed pattern. ``tests/test_answers.py`` checks it on
 adversarial responses at the Space's size limit, and ``benchmarks/grading_worst_case.py`` measures each task's
 worst one (under 50 ms at 65,536 characters).
@@ -146,7 +146,6 @@ _CUE_BEFORE = re.compile(r"[\s:=(\[\"'“]*(?:(?:si|era|saw|eb|s?lauqe|s?evig|gn
 _CUE_FORWARD = re.compile(r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
                           r"thus|hence|therefore|(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|"
                           r"[=:≈~])[\s:=(\[\"'“]*", re.IGNORECASE)
-_LONG_FILLER = re.compile(r"[\s:=(\[\"'“]{%d,}" % (_WINDOW - 12))  # near a window's start a cut word reads whole
 _LEADING = re.compile(r"[\s\[({\"'“‘~≈]*")
 _OPERATOR_AFTER = re.compile(r"[ \t]*(?:\)[ \t]*)?(?:[+*×·]|-[ \t]*(?:\([ \t]*)?\d)")
 _OPERATOR_BEFORE = re.compile(r"\n?[ \t]*(?:\([ \t]*)?(?:[+*×·]|-[ \t]*[\d)])")  # forward: (+|d -) (( ? $
@@ -196,16 +195,21 @@ def _numbers(region: str) -> list[tuple[int, int, int | str]]:
     return out
 
 
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"  # what the re module reads as \w
+
+
 def _cue_reader(region: str, backwards: str):
     """``cued(at)``: whether a cue ends the window before position ``at`` (``_ends_with(_CUE_BEFORE, ...)``), read
-    from one forward pass over the region, so a token costs a lookup; where the cue or a filler run reaches the
-    window's first characters, the window's own edge decides and the look-back itself is read."""
+    from one forward pass over the region, so a token costs a lookup; where a cue starts at or before the window's
+    first character, or a word is cut there, the window's own edge decides and the look-back itself is read."""
     cues = {m.end(): m.start() for m in _CUE_FORWARD.finditer(region)}
-    long_filler = {m.end() for m in _LONG_FILLER.finditer(region)}
 
     def cued(at: int) -> bool:
+        edge = at - _WINDOW  # the window's first character; a word cut there reads as whole in the window alone
+        cut = edge > 0 and _is_word(region[edge - 1]) and _is_word(region[edge])
         cue = cues.get(at)
-        if cue is None and at not in long_filler or cue is not None and cue > at - _WINDOW:
+        if not cut and (cue is None or cue > edge):
             return cue is not None
         return _ends_with(_CUE_BEFORE, backwards, at)
 

@@ -26,13 +26,14 @@ row is a dict of the dataset's text columns (``id``, ``task``, ``question``, ``t
 """
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
+
+from hypergvl_dataset.runlog import damaged, iter_log
 
 from .prm import COMBINATIONS
 
@@ -151,18 +152,14 @@ def oracle_choices(run_dir: str | Path) -> dict[str, tuple[str, str]]:
     if not log.is_file():
         raise ValueError(f"oracle:{run_dir}: no samples.jsonl there (give a hypergvl evaluate output folder)")
     score: dict[str, dict[tuple[str, str], list[int]]] = {}
-    with open(log, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                combo = (rec["text_rep"], rec["visual_rep"])
-                ok = int(bool(rec["correct"]))
-                meta = rec["meta_id"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise ValueError(f"oracle:{run_dir}: line {n} of samples.jsonl is not a sample record") from None
-            score.setdefault(meta, {}).setdefault(combo, []).append(ok)
+    for n, rec in iter_log(log):
+        try:
+            combo = (rec["text_rep"], rec["visual_rep"])
+            ok = int(bool(rec["correct"]))
+            meta = rec["meta_id"]
+        except (KeyError, TypeError) as exc:
+            raise damaged(log, n, f"not a scored sample record (no {exc})") from None
+        score.setdefault(meta, {}).setdefault(combo, []).append(ok)
     order = {c: i for i, c in enumerate(COMBINATIONS)}
     return {meta: min(combos, key=lambda c: (-np.mean(combos[c]), order.get(c, len(order)), c))
             for meta, combos in score.items()}

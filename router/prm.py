@@ -43,6 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl_dataset.builder import VISUAL_REPS
+from hypergvl_dataset.runlog import damaged, iter_log
 from hypergvl_dataset.text import TEXT_REPS
 
 __all__ = ["COMBINATIONS", "LABELS", "combination_name", "PRMConfig", "read_run", "build_prm", "load_prm",
@@ -122,15 +123,12 @@ def read_run(path: str | os.PathLike) -> Run:
     raw = log.read_bytes()
     correct: dict[str, dict[tuple[str, str], bool]] = {}
     info: dict[str, dict] = {}
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, rec in iter_log(log):
         try:
-            rec = json.loads(line)
             meta, combo = rec["meta_id"], (rec["text_rep"], rec["visual_rep"])
             ok = bool(rec["correct"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"{log} line {n} is not a sample record: {exc}") from None
+        except (KeyError, TypeError) as exc:
+            raise damaged(log, n, f"not a scored sample record (no {exc})") from None
         if combo not in COMBINATION_SET:
             raise ValueError(f"{log} line {n} has unknown combination {combination_name(*combo)}")
         correct.setdefault(meta, {})[combo] = ok  # a rerun's later line wins, as in the harness

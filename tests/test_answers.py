@@ -200,10 +200,12 @@ def test_the_forward_cue_pass_decides_what_the_look_back_decides():
     import random as _random
 
     words = ["is", "this", "total", "of", "=", ":", "≈", "(", "[", '"', "“", "so", "therefore", "x", "1", "22", "one",
-             " " * 30, "\t" * 35, " " * 38, "\n" * 3, ": " * 16, "answer", "value is", "gives", "his"]
+             " " * 30, "\t" * 35, " " * 38, "\n" * 3, ": " * 16, "answer", "value is", "gives", "his", "xlength",
+             "length" + " " * 30 + "of", "sum\tis", "v1", "ab"]
     rng = _random.Random(1)
-    for _ in range(5_000):
-        region = "".join(rng.choice(words) + rng.choice(["", " "]) for _ in range(rng.randrange(1, 25)))
+    for _ in range(8_000):
+        region = "x" * rng.randrange(0, 40) + "".join(rng.choice(words) + rng.choice(["", " "])
+                                                      for _ in range(rng.randrange(1, 25)))
         backwards, cued = region[::-1], answers._cue_reader(region, region[::-1])
         for start, _, _ in answers._numbers(region):
             assert cued(start) == answers._ends_with(answers._CUE_BEFORE, backwards, start), (region, start)

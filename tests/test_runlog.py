@@ -1,0 +1,71 @@
+"""A damaged run folder (a line cut short or replaced by garbage in the middle of samples.jsonl) is refused the same
+way by every reader (score, merge, resume, the router's PRM and oracle): the file, the line and what to do; a resumed
+run never appends beside a damaged line; a last line cut by a crash is still answered again on resume."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from hypergvl_dataset.cli import main
+from hypergvl_dataset.runlog import DamagedRun, iter_log
+
+
+@pytest.fixture(scope="module")
+def run(small_build, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runlog") / "run"
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out", str(out),
+                 "--text-reps", "n_pair", "--visual-reps", "enc_hy", "--no-progress"]) == 0
+    return out
+
+
+def _damage(run, tmp_path, how: str):
+    folder = tmp_path / how
+    shutil.copytree(run, folder)
+    log = folder / "samples.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    assert len(lines) >= 30
+    if how == "truncated":
+        lines[9] = lines[9][: len(lines[9]) // 2] + "\n"
+    elif how == "garbage":
+        lines[9] = "garbage\n"
+    elif how == "not-a-record":
+        lines[9] = "[1, 2]\n"
+    log.write_text("".join(lines))
+    return folder, log
+
+
+@pytest.mark.parametrize("how, what", [("truncated", "not JSON"), ("garbage", "not JSON"),
+                                       ("not-a-record", "not a sample record")])
+def test_every_reader_refuses_a_damaged_line_naming_it(run, small_build, tmp_path, capsys, how, what):
+    folder, log = _damage(run, tmp_path, how)
+    with pytest.raises(DamagedRun, match=f"line 10: {what}.*Delete that line"):
+        list(iter_log(log))
+    before = log.read_bytes()
+    assert main(["score", str(folder), "--dataset", str(small_build), "--out", str(tmp_path / "scored")]) == 2
+    assert f"{log}: line 10: {what}" in capsys.readouterr().err and not (tmp_path / "scored").exists()
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out", str(folder),
+                 "--text-reps", "n_pair", "--visual-reps", "enc_hy", "--no-progress"]) == 2
+    assert f"{log}: line 10: {what}" in capsys.readouterr().err
+    assert log.read_bytes() == before  # resume appended nothing beside the damaged line
+    assert main(["merge", str(folder), "--out", str(tmp_path / "merged")]) == 2
+    assert f"line 10: {what}" in capsys.readouterr().err
+    from router.policies import oracle_choices
+    from router.prm import read_run
+
+    for reader in (read_run, oracle_choices):
+        with pytest.raises(DamagedRun, match="line 10"):
+            reader(folder)
+
+
+def test_a_last_line_cut_by_a_crash_is_answered_again(run, small_build, tmp_path):
+    folder = tmp_path / "crashed"
+    shutil.copytree(run, folder)
+    log = folder / "samples.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:-1]) + lines[-1][:20])  # cut while writing the last record
+    assert len(dict(iter_log(log))) == len(lines) - 1
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out", str(folder),
+                 "--text-reps", "n_pair", "--visual-reps", "enc_hy", "--no-progress"]) == 0
+    assert log.read_text().splitlines(keepends=True) == lines or sorted(log.read_text().splitlines()) == sorted(
+        x.rstrip("\n") for x in lines)

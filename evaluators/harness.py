@@ -125,11 +125,16 @@ class Selection:
     shard: tuple[int, int] | None = None  # (index, count)
 
     def __post_init__(self):
-        from hypergvl_dataset.tasks import TASKS
+        from hypergvl_dataset.tasks import TASKS, config_name
 
+        # a code in any case, or its dataset config name (osp, 3cl), as load_dataset(..., "osp") spells it
+        spelled = {**{c.lower(): c for c in TASKS}, **{config_name(c): c for c in TASKS}}
         for t in self.tasks or ():
-            if t not in TASKS:
-                raise UserError(f"unknown task {t!r}; choose from {', '.join(TASKS)}")
+            if str(t).lower() not in spelled:
+                raise UserError(f"unknown task {t!r}; choose from {', '.join(TASKS)} (any case, or the config name: "
+                                f"{', '.join(config_name(c) for c in TASKS)})")
+        if self.tasks:
+            object.__setattr__(self, "tasks", tuple(spelled[str(t).lower()] for t in self.tasks))
         if self.limit is not None and self.limit < 1:
             raise UserError("--limit must be at least 1")
         if self.shard is not None:
@@ -602,12 +607,14 @@ def _summary(res: dict, out: Path) -> str:
     if not res["scored"]:
         return f"{res['model']['name']}: {res['num_samples']} raw responses, unscored (questions-only set); wrote {out / RESULTS}"
     s = res["scores"]
-    nan = float("nan")
     cut = res.get("truncated_share")
     cut = f", {100 * cut:.1f}% cut at the token limit" if cut else ""
+
+    def avg(key: str, kind: str) -> str:  # "-" when the selection holds no task of that kind (--limit, --tasks)
+        return f"{s[key]:.2f}" if s[key] is not None else f"- (no {kind} task answered)"
+
     return (f"{res['model']['name']}: accuracy {s['accuracy']:.2f}% over {res['num_samples']} samples "
-            f"(Avg.U {s['avg_u'] if s['avg_u'] is not None else nan:.2f}, "
-            f"Avg.R {s['avg_r'] if s['avg_r'] is not None else nan:.2f}{cut}); wrote {out / RESULTS}")
+            f"(Avg.U {avg('avg_u', 'understanding')}, Avg.R {avg('avg_r', 'reasoning')}{cut}); wrote {out / RESULTS}")
 
 
 @command("evaluate", _args)

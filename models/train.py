@@ -729,8 +729,9 @@ def _dict_diff(a: Any, b: Any, prefix: str = "") -> str:
 
 
 def format_result(summary: dict[str, Any]) -> str:
+    n = len(summary["runs"])
     return (f"{summary['model']} {summary['dataset']} {summary['task']}: test {summary['metric']} "
-            f"{summary['mean']:.2f} ± {summary['std']:.2f} ({len(summary['runs'])} runs)")
+            f"{summary['mean']:.2f} ± {summary['std']:.2f} ({n} run{'' if n == 1 else 's'})")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -111,3 +111,22 @@ def test_bad_input(small_build, tmp_path, capsys):
     assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(tmp_path / "e")]) == 2
     assert "model failed" in capsys.readouterr().err
     assert (tmp_path / "e" / "samples.jsonl").read_text() == ""
+
+
+def test_task_codes_in_any_case_or_as_config_names():
+    """``--tasks osp 3cl`` selects what ``load_dataset(..., "osp")`` calls its configs; an unknown code lists both."""
+    from evaluators.harness import Selection
+    from hypergvl_dataset.cli import UserError
+
+    assert Selection(tasks=("osp", "3cl", "Ne", "one", "3-cl")).tasks == ("OSP", "3-CL", "Ne", "ONe", "3-CL")
+    with pytest.raises(UserError, match="osp, omf"):
+        Selection(tasks=("nope",))
+
+
+def test_a_selection_without_understanding_tasks_prints_no_nan(small_build, tmp_path, capsys):
+    from hypergvl_dataset.cli import main
+
+    assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--tasks", "hhm",
+                 "--text-reps", "n_set", "--visual-reps", "none", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "nan" not in line and "Avg.U - (no understanding task answered)" in line, line

@@ -195,7 +195,7 @@ def test_cli_on_real_data(tmp_path, capsys, task, dataset, metric):
     assert TR.main(argv) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     summary = json.loads((out / "summary.json").read_text())
-    assert line == f"HGNN {dataset} {task}: test {metric} {summary['mean']:.2f} ± {summary['std']:.2f} (1 runs)"
+    assert line == f"HGNN {dataset} {task}: test {metric} {summary['mean']:.2f} ± {summary['std']:.2f} (1 run)"
     _check_summary(out, summary, "HGNN", task, metric, 1)
 
 

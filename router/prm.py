@@ -337,7 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="drop meta problems where all 35 combinations tie (kept by default, as in the paper)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # libraries at WARNING (numexpr's INFO line)
+    logging.getLogger("router").setLevel(logging.INFO)
     try:
         s = build_prm(PRMConfig(tuple(str(r) for r in args.results), str(args.out), args.seed,
                                 drop_uninformative=args.drop_uninformative), progress=not args.no_progress)

@@ -343,7 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--images", choices=["auto", "yes", "no"], default="auto",
                    help="send the rendered visual representation (auto: yes unless the model is a baseline)")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # libraries at WARNING (numexpr's INFO line)
+    logging.getLogger("router").setLevel(logging.INFO)
     try:
         opts = _model_options(args.model_options)
         if args.study == "in-domain":

@@ -58,6 +58,19 @@ from .prm import LABELS, load_prm
 __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
 
 logger = logging.getLogger(__name__)
+
+
+def quiet_libraries(progress: bool = True) -> None:
+    """The router's own progress lines at INFO; the libraries' chatter (accelerate's per-checkpoint "Saving current
+    state" lines, transformers' load report of the new classification head) only when it is a warning or worse, and
+    no library progress bar with ``--no-progress``."""
+    import transformers
+
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("router").setLevel(logging.INFO)
+    transformers.utils.logging.set_verbosity_error()
+    if not progress:
+        transformers.utils.logging.disable_progress_bar()
 STATE_FILE = "trainer_state.json"
 TARGETS = ("regression", "soft", "best")
 SELECTIONS = ("routed", "among_best")
@@ -467,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep-checkpoint", action="store_true", help="keep --out/checkpoint after finishing")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    quiet_libraries(progress=not args.no_progress)
     try:
         cfg = TrainConfig(prm=args.prm, out=args.out, backbone=args.backbone, epochs=args.epochs,
                           batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr, head_lr=args.head_lr,

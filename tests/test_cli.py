@@ -59,3 +59,13 @@ def test_subcommands_come_from_entry_points_and_the_core_names_no_upper_layer(ca
     listed = capsys.readouterr().out
     for name in ("sample", "build", "push", "strip", "evaluate", "merge", "score", "report", *names):
         assert re.search(rf"^    {re.escape(name)}(\s|$)", listed, re.M), name  # a long name sits alone on its line
+
+
+def test_module_commands_start_without_library_warnings():
+    """No FutureWarning from torch_geometric's import, no runpy RuntimeWarning for ``python -m router.prm``."""
+    import subprocess
+    import sys
+
+    for module in ("models.train", "router.prm", "router.train"):
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and "Warning" not in done.stderr, (module, done.stderr[-500:])

@@ -323,3 +323,18 @@ def test_hypergvl_accuracy_errors(benchmark_rows, kwargs, message):
     call = {"predictions": ["Ans: 3", "Ans: 4"], "references": [reference, reference], **kwargs}
     with pytest.raises(ValueError, match=message):
         fresh("hypergvl_accuracy").compute(**call)
+
+
+def test_metrics_load_by_metric_path_from_another_folder(tmp_path, monkeypatch):
+    """The README's form works wherever the user stands; the relative checkout path does not."""
+    from evaluators import metric_path
+
+    monkeypatch.chdir(tmp_path)
+    metric = evaluate.load(metric_path("hypergvl_accuracy"))
+    from hypergvl_dataset.tasks import generate_problem
+
+    row = generate_problem("VC", 0, "small")
+    out = metric.compute(predictions=[f"Ans: {row['answer']}"], references=[row["reference"]])
+    assert out["accuracy"] == 100.0
+    with pytest.raises(FileNotFoundError):
+        evaluate.load("evaluators/hypergvl_accuracy")

@@ -76,8 +76,10 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
     there.close()
     baseline = _resident(child.pid)
     try:
-        while not here.poll(_TICK_S):  # the parent watches: a limit set inside the child (RLIMIT_AS) hangs
-            if time.monotonic() - start > seconds:  # libraries that reserve address space up front
+        # The parent watches time and memory: a limit set inside the child (RLIMIT_AS) was tried and hangs the
+        # libraries that reserve address space up front.
+        while not here.poll(_TICK_S):
+            if time.monotonic() - start > seconds:
                 raise SubmissionError(f"grading took longer than {seconds:g} s and was stopped")
             if memory_bytes and _resident(child.pid) - baseline > memory_bytes:
                 raise SubmissionError(f"grading needed more than {memory_bytes / 2 ** 20:,.0f} MiB of memory "
@@ -87,6 +89,7 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
         try:
             status, value = here.recv()
         except EOFError:
+            child.join(5)
             raise SubmissionError("grading stopped without a result (the grading process ended with code "
                                   f"{child.exitcode if child.exitcode is not None else 'unknown'})") from None
     finally:

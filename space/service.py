@@ -325,6 +325,8 @@ class Service:
         tracks = tuple(sorted({t for t in tracks if t in TRACKS}))
         model_types = tuple(sorted({t for t in model_types if t in MODEL_TYPES + ("baseline",)})) \
             if model_types else None
+        if not tracks or model_types == ():
+            return []  # only unknown values: they match nothing
         for axis, value in (("scale", scale), ("source", source), ("text_rep", text_rep), ("visual_rep", visual_rep)):
             if value is not None and value not in AXES[axis]:
                 raise SubmissionError(f"unknown {axis.replace('_', ' ')} {str(value)[:40]!r}: one of "

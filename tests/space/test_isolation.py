@@ -156,6 +156,8 @@ def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service,
     assert len([k for k in views if k[0] == "lb"]) <= 2, list(views)
     with pytest.raises(SubmissionError, match="unknown scale"):
         svc.leaderboard_rows(public, scale="huge" * 1000)
+    seeded = space_service.leaderboard_rows
+    assert seeded(public, model_types=("nonsense",)) == [] != seeded(public, model_types=("nonsense", "baseline"))
     for i, combo in enumerate(service_module.MODEL_TYPES * 200):
         svc.view(("probe", i), lambda entries: i)
     assert len(svc._cache["views"]) <= service_module.MAX_VIEWS
@@ -176,3 +178,12 @@ def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(sp
     entry.model = "=1+1"  # an entry stored before names were checked
     svc._cache = {"version": svc.store.version(), "entries": [entry], "views": {}}
     assert list(leaderboard_frame(svc, public)["Model"]) == ["'=1+1"]
+
+
+def _crash():
+    os._exit(3)
+
+
+def test_a_grading_process_that_dies_is_a_refusal_naming_its_exit():
+    with pytest.raises(SubmissionError, match="without a result .*code 3"):
+        run_bounded(_crash, (), seconds=30, memory_bytes=None)

@@ -47,8 +47,27 @@ def load_results(path: Path) -> dict:
 
 
 def label(result: dict) -> str:
-    """The model's name, marked when the run was text-only (an LLM, or an LVLM shown no image)."""
-    return result["model"]["name"] + (" (text only)" if result.get("text_only") else "")
+    """The model's name, marked when the run was text-only (an LLM, or an LVLM shown no image); runs that would read
+    alike are told apart by :func:`load_all`."""
+    return result.get("_label") or result["model"]["name"] + (" (text only)" if result.get("text_only") else "")
+
+
+def load_all(paths: list[Path]) -> list[dict]:
+    """Every run's results, each with a label no other run of the report has (tables, legends and heatmap file names
+    use it): two runs of one model are marked with their folders, and numbered when those match too."""
+    results = [load_results(p) for p in paths]
+    base = [label(r) for r in results]
+    for r, p, name in zip(results, paths, base):
+        if base.count(name) > 1:
+            folder = p if p.is_dir() else p.parent
+            r["_label"] = f"{name} [{folder.name}]"
+    seen: dict[str, int] = {}
+    for r in results:
+        name = label(r)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            r["_label"] = f"{name} #{seen[name]}"
+    return results
 
 
 def _cell(value) -> str:
@@ -229,7 +248,7 @@ def scale_curves(results: list[dict], path: Path) -> bool:
 
 
 def report(paths: list[Path], out: Path | None = None, paper: bool = False) -> str:
-    results = [load_results(p) for p in paths]
+    results = load_all(paths)
     parts = ["## Accuracy by task (Table 3 layout)", "", table3(results), "",
              "## Answers cut at the token limit", "", generation_table(results), ""]
     for r in results:

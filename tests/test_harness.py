@@ -130,3 +130,18 @@ def test_a_selection_without_understanding_tasks_prints_no_nan(small_build, tmp_
                  "--text-reps", "n_set", "--visual-reps", "none", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert "nan" not in line and "Avg.U - (no understanding task answered)" in line, line
+
+
+def test_two_runs_of_one_model_get_their_own_labels_and_heatmaps(runs, tmp_path, capsys):
+    import shutil
+
+    for name in ("first", "second"):
+        shutil.copytree(runs / "symbolic", tmp_path / "runs" / name)
+    shutil.copytree(runs / "symbolic", tmp_path / "again" / "first")
+    folders = [tmp_path / "runs" / "first", tmp_path / "runs" / "second", tmp_path / "again" / "first"]
+    assert main(["report", *map(str, folders), "--out", str(tmp_path / "report")]) == 0
+    text = capsys.readouterr().out
+    for shown in ("| baseline:symbolic [first] |", "| baseline:symbolic [second] |",
+                  "| baseline:symbolic [first] #2 |"):
+        assert shown in text, shown
+    assert len(list((tmp_path / "report").glob("heatmap_*.png"))) == 3

@@ -112,8 +112,12 @@ def robustness(points: list[dict], fig_dir: Path, record: dict) -> str:
                 ss = float(((ys - ys.mean()) ** 2).sum())
                 r2 = f"{1 - float(((ys - fit) ** 2).sum()) / ss:.3f}" if ss > 0 else "n/a"
             rows.append([ds, kind, model, fmt(ok[0.0]), f"{rmax:g}", fmt(ok[rmax]), f"{ok[rmax] - ok[0.0]:+.2f}", r2])
-    out.append(table(["dataset", "kind", "model", "acc r=0", "largest r", "acc", "change", "R² (label noise)"],
-                     rows))
+    if rows:
+        out.append(table(["dataset", "kind", "model", "acc r=0", "largest r", "acc", "change", "R² (label noise)"],
+                         rows))
+    else:  # the clean baseline was not trained: say how to get it, rather than print an empty table
+        out.append("No cell was trained at ratio 0 (the clean data) beside a larger ratio, so there is no change to "
+                   "show: add 0 to the study's `--ratios`.")
     figs = _robustness_figures(by, levels, fig_dir)
     out += [""] + [f"![{f.stem}](figures/{f.name})" for f in figs]
     return "\n".join(out)

@@ -466,3 +466,13 @@ def test_committed_study_tables_are_rebuilt_from_the_shipped_points(tmp_path):
         text = (root / "models" / "study" / "results" / shipped).read_text()
         body = text.split("\n", 1)[1] if text.startswith("<!--") else text
         assert (tmp_path / f"{name}.md").read_text() == body, shipped
+
+
+def test_robustness_without_the_clean_ratio_says_how_to_get_the_change(tmp_path, monkeypatch):
+    data = _synthetic()
+    monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))
+    ROB.run(["MLP"], ["synthetic"], ["label_noise"], tmp_path / "points", ratios=[0.1, 0.2], runs=1, overrides=QUICK,
+            progress=False)
+    REP.build([tmp_path / "points"], tmp_path / "out")
+    text = (tmp_path / "out" / "robustness.md").read_text()
+    assert "add 0 to the study's `--ratios`" in text and "| acc r=0 |" not in text

@@ -49,7 +49,10 @@ TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho
 VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
 INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Date", "Dataset version", "Scorer", "Link"]
 SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R", "All"]
-DEFAULT_COLUMNS = ["Revision", "Type", "Params (B)"] + SCORE_COLUMNS + ["Date", "Dataset version", "Scorer", "Link"]
+HEADLINE_COLUMNS = ["Avg.U", "Avg.R", "All"]
+# the table's order: the headline first (visible without scrolling at 1,280 px), per-task next, metadata last
+TABLE_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + INFO_COLUMNS
+DEFAULT_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + ["Type", "Params (B)", "Revision"]  # the rest: "Columns"
 POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "oracle": "Oracle"}
 
 
@@ -75,7 +78,7 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
                                     scale=_opt(scale), source=_opt(source), text_rep=_opt(text_rep),
                                     visual_rep=_opt(visual_rep))
     wanted = set(columns if columns is not None else DEFAULT_COLUMNS)
-    columns = [c for c in INFO_COLUMNS + SCORE_COLUMNS if c in wanted]  # the table's own order, whatever was clicked
+    columns = [c for c in TABLE_COLUMNS if c in wanted]  # the table's own order, whatever was clicked
     records = []
     for r in rows:
         e = r["entry"]
@@ -448,7 +451,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                                       label="Text representation", elem_id="lb-text")
                 lb_visual = gr.Dropdown([ALL, *[(v, k) for k, v in VISUAL_LABELS.items()], ("none (text only)", "none")],
                                         value=ALL, label="Visual representation", elem_id="lb-visual")
-            lb_cols = gr.CheckboxGroup(INFO_COLUMNS + SCORE_COLUMNS, value=DEFAULT_COLUMNS, label="Columns",
+            lb_cols = gr.CheckboxGroup(TABLE_COLUMNS, value=DEFAULT_COLUMNS, label="Columns",
                                        elem_id="lb-cols")
             first = leaderboard_frame(service, public).iloc[0:0]  # the rows come with the page's load event
             lb_table = gr.Dataframe(value=first, datatype=_datatypes(first), interactive=False,

@@ -199,3 +199,20 @@ def test_paper_tab_shows_the_papers_rows_apart_from_the_leaderboard(site):
     expect(page.locator("#lb")).to_contain_text("baseline:symbolic", timeout=30_000)
     board = table_text(page)
     assert not [r.name for r in load().tables[3].rows if r.name in board] and "89.72" not in board
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_headline_columns_are_visible_without_scrolling(site, width):
+    """Model, Avg.U, Avg.R and All lead the table; at 1,280 and 1,920 px their headers lie inside the viewport."""
+    from playwright.sync_api import expect
+
+    svc, page, _ = site
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.get_by_role("tab", name="Leaderboard").click()
+    expect(page.locator("#lb")).to_contain_text("baseline:symbolic", timeout=30_000)
+    assert headers(page)[:4] == ["Model", "Avg.U", "Avg.R", "All"], headers(page)
+    for name in ("Model", "Avg.U", "Avg.R", "All"):
+        box = page.locator("#lb thead th").filter(has_text=name).first.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (name, box)
+    page.screenshot(path=str(SHOTS / f"leaderboard-{width}.png"))
+    page.set_viewport_size({"width": 1500, "height": 1100})

@@ -120,7 +120,7 @@ def representation_frame(entry) -> pd.DataFrame:
             if s is None:
                 continue
             rows.append({"Representation": label, **{t: s["per_task"].get(t) for t in TASK_CODES},
-                         "Avg.U": s["avg_u"], "Avg.R": s["avg_r"]})
+                         "Avg.U": s["avg_u"], "Avg.R": s["avg_r"], "All": s["accuracy"]})
     frame = pd.DataFrame(rows, columns=["Representation"] + SCORE_COLUMNS)
     for c in SCORE_COLUMNS:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)

@@ -258,3 +258,15 @@ def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
     public = zipfile.ZipFile(download_zip(svc, svc.sets.current("public").name))
     some = next(n for n in public.namelist() if n.endswith(".parquet"))
     assert "reference" in pq.read_schema(io.BytesIO(public.read(some))).names
+
+
+def test_table4_fills_all_with_the_accuracy_over_each_representation(space_service):
+    """The Representations tab's ``All`` column is the representation's accuracy over all its samples."""
+    from space.app import representation_frame
+    from space.scoring import summarise
+
+    entry = next(e for e in space_service.entries() if e.model == "baseline:symbolic" and not e.text_only)
+    frame = representation_frame(entry)
+    assert frame["All"].notna().all() and len(frame) == 12
+    n_set = frame.set_index("Representation").loc["N-Set", "All"]
+    assert n_set == round(summarise(entry.cells, text_rep="n_set")["accuracy"], 1)

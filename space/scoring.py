@@ -332,8 +332,10 @@ def _first_missing(index: SampleIndex, track: str, have: set[str]) -> str:
                 if f"{m}/{t}/{v}" not in have)
 
 
-def check_results_json(results: dict | None, served_sha256: str, track: str) -> None:
-    """A zip's ``results.json`` must come from a run over the set submitted to, on the same track."""
+def check_results_json(results: dict | None, served_sha256: str, track: str,
+                       remedy: str = "evaluate on the set you submit to") -> None:
+    """A zip's ``results.json`` must come from a run over the set submitted to, on the same track; a refusal ends
+    with ``remedy``, the command that gets the right set."""
     if results is None:
         return
     try:
@@ -342,7 +344,7 @@ def check_results_json(results: dict | None, served_sha256: str, track: str) -> 
         raise SubmissionError("results.json in the zip has no dataset.build_sha256") from None
     if sha != served_sha256:
         raise SubmissionError(f"the run was answered on build {str(sha)[:12]}, not on this test set "
-                              f"({served_sha256[:12]}): evaluate on the set you submit to")
+                              f"({served_sha256[:12]}): {remedy}")
     if bool(results.get("text_only")) != (track == "text-only"):
         raise SubmissionError(f"results.json says text_only={bool(results.get('text_only'))}, but the {track} "
                               "track was chosen")
@@ -352,12 +354,12 @@ def check_results_json(results: dict | None, served_sha256: str, track: str) -> 
 PROVENANCE_BYTES = 16 * 2 ** 10
 
 
-def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, served_sha256: str
-                 ) -> tuple["Scored", str, dict]:
+def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, served_sha256: str,
+                 remedy: str = "evaluate on the set you submit to") -> tuple["Scored", str, dict]:
     """Read, check and re-score an upload: ``(scored, sha256 of the file, submitted provenance)``. The Space runs it
     in a child process with the ``limits``' time and memory budget (:func:`space.isolation.run_bounded`)."""
     records, results, sha = read_upload(path, limits, keep_reference=index.public)
-    check_results_json(results, served_sha256, track)
+    check_results_json(results, served_sha256, track, remedy)
     return score(records, index, track), sha, submitted_provenance(results)
 
 

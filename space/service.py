@@ -218,7 +218,8 @@ class Service:
         limits = self.config.limits
         warm_up()  # the metric, loaded once here: every grading child starts with it
         scored, sha, submitted = run_bounded(
-            grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256),
+            grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256,
+                           self.remedy(testset)),
             seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
         self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
@@ -232,6 +233,14 @@ class Service:
         except DuplicateError as exc:
             raise SubmissionError(str(exc)) from None
         return entry
+
+    def remedy(self, testset) -> str:
+        """The commands that answer a test set, for a refusal of a run answered on another one."""
+        run = "then hypergvl evaluate --dataset SET --model ... --out RUN"
+        if testset.kind == PUBLIC:
+            return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed "
+                    f"{self.sets.public_seed} --out SET` (or download it: Submit tab, 'Public set (with answers)'), {run}")
+        return f"download this set's questions (Submit tab, 'Hidden set (questions only)'), {run}"
 
     def raw_path(self, sha: str) -> Path:
         return self.config.data_dir / "uploads" / sha

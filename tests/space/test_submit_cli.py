@@ -81,7 +81,8 @@ def test_accepted_with_the_servers_scores_then_on_the_leaderboard(space, tmp_pat
     table = Client(url, verbose=False).predict(svc.sets.current("public").name, ["closed"], "both", "all", "all",
                                                "all", "all", ["Revision", "All"], api_name="/leaderboard")["value"]
     (row,) = [r for r in table["data"] if r[0] == "org/cli"]
-    assert row[1] == "v1" and row[2] == pytest.approx(want, abs=0.05)
+    assert table["headers"] == ["Model", "All", "Revision"]  # the headline first, metadata last
+    assert row[2] == "v1" and row[1] == pytest.approx(want, abs=0.05)
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/cli", *meta())
     assert rc == 1 and out == "" and err.startswith(f"refused by Space {url}: Rejected: ")  # the same file again
 
@@ -102,7 +103,8 @@ def test_refusals_are_the_servers_words(space, tmp_path, capsys):
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/wrong-set", "--testset", "hidden", *meta())
     assert (rc, out) == (1, "")
     assert err == (f"refused by Space {url}: Rejected: the run was answered on build {public.served_sha256[:12]}, "
-                   f"not on this test set ({hidden.served_sha256[:12]}): evaluate on the set you submit to\n")
+                   f"not on this test set ({hidden.served_sha256[:12]}): download this set's questions (Submit tab, "
+                   "'Hidden set (questions only)'), then hypergvl evaluate --dataset SET --model ... --out RUN\n")
     lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
     (run / "samples.jsonl").write_text("".join(lines[:-1]))  # one sample missing
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/tampered", *meta())

@@ -472,9 +472,10 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             rep_table = gr.Dataframe(interactive=False, elem_id="rep-table", label="Accuracy by representation "
                                      "(HyperGVL Table 4 layout)")
             with gr.Row():
-                rep_heat = gr.Image(label="Task x representation", type="filepath", elem_id="rep-heat")
-                rep_fig3 = gr.Image(label="LVLM vs its text-only run (Fig. 3)", type="filepath", elem_id="rep-fig3")
-            rep_fig4 = gr.Image(label="Accuracy by scale, synthetic vs real (Fig. 4)", type="filepath",
+                rep_heat = gr.Image(label="Task x representation", show_label=False, type="filepath", elem_id="rep-heat")
+                rep_fig3 = gr.Image(label="LVLM vs its text-only run (Fig. 3)", show_label=False, type="filepath",
+                                    elem_id="rep-fig3")  # the figures carry their own titles, which a label covers
+            rep_fig4 = gr.Image(label="Accuracy by scale, synthetic vs real (Fig. 4)", show_label=False, type="filepath",
                                 elem_id="rep-fig4")
             outs = [rep_model, rep_table, rep_heat, rep_fig3, rep_fig4]
             rep_set.change(lambda s: reps(s, None), rep_set, outs, api_name=False)
@@ -483,7 +484,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
         with gr.Tab("Router", id="tab-router"):
             rt_set = gr.Radio(set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rt-set")
             rt_table = gr.Dataframe(interactive=False, elem_id="rt-table", label="Routed results: one pair per problem")
-            rt_fig = gr.Image(label="Router vs Rand vs Top vs oracle (Fig. 5 style)", type="filepath", elem_id="rt-fig")
+            rt_fig = gr.Image(label="Router vs Rand vs Top vs oracle (Fig. 5 style)", show_label=False, type="filepath",
+                              elem_id="rt-fig")
             rt_set.change(routed, rt_set, [rt_table, rt_fig], api_name=False)
 
         with gr.Tab("HNN", id="tab-hnn"):
@@ -526,13 +528,17 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                 "rebuilds it exactly) or on the hidden set's questions (download below: no answers, no "
                 "references), then upload `samples.jsonl` or a zip of the `RUN` folder. The server re-scores every "
                 "response against its own references and needs every sample of the chosen track exactly once.")
-            with gr.Row():
-                gr.DownloadButton("Public set (with answers)", value=lambda: download_zip(service, public),
-                                  elem_id="dl-public")
-                gr.DownloadButton("Hidden set (questions only)", value=lambda: download_zip(service, hidden),
-                                  elem_id="dl-hidden")
+            gr.Markdown("#### 1. Get a test set")
+            with gr.Row():  # downloads, drawn as such: small secondary buttons, not full-width headings
+                gr.DownloadButton("⬇ Download: Public set (with answers)", size="sm", variant="secondary",
+                                  value=lambda: download_zip(service, public), elem_id="dl-public", scale=0,
+                                  min_width=320)
+                gr.DownloadButton("⬇ Download: Hidden set (questions only)", size="sm", variant="secondary",
+                                  value=lambda: download_zip(service, hidden), elem_id="dl-hidden", scale=0,
+                                  min_width=320)
             with gr.Row():
                 with gr.Column():
+                    gr.Markdown("#### 2. Upload the run")
                     sub_file = gr.File(label="samples.jsonl or a zip of the evaluate folder",
                                        file_types=[".zip", ".jsonl"], elem_id="sub-file")
                     sub_set = gr.Radio([(sets[PUBLIC].label, public), (sets[HIDDEN].label, hidden)], value=public,
@@ -542,6 +548,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                     sub_routing = gr.Dropdown(["", *POLICIES], value="", label="Routing policy (routed track)",
                                               elem_id="sub-routing")
                 with gr.Column():
+                    gr.Markdown("#### 3. Describe the model (shown on the leaderboard)")
                     sub_model = gr.Textbox(label="Model name", max_length=120, elem_id="sub-model")
                     sub_link = gr.Textbox(label="Hub id or URL", max_length=300, elem_id="sub-link")
                     sub_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="sub-revision")

@@ -239,8 +239,8 @@ class Service:
         run = "then hypergvl evaluate --dataset SET --model ... --out RUN"
         if testset.kind == PUBLIC:
             return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed "
-                    f"{self.sets.public_seed} --out SET` (or download it: Submit tab, 'Public set (with answers)'), {run}")
-        return f"download this set's questions (Submit tab, 'Hidden set (questions only)'), {run}"
+                    f"{self.sets.public_seed} --out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), {run}")
+        return f"download this set's questions (Submit tab, 'Download: Hidden set (questions only)'), {run}"
 
     def raw_path(self, sha: str) -> Path:
         return self.config.data_dir / "uploads" / sha

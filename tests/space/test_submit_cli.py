@@ -104,7 +104,8 @@ def test_refusals_are_the_servers_words(space, tmp_path, capsys):
     assert (rc, out) == (1, "")
     assert err == (f"refused by Space {url}: Rejected: the run was answered on build {public.served_sha256[:12]}, "
                    f"not on this test set ({hidden.served_sha256[:12]}): download this set's questions (Submit tab, "
-                   "'Hidden set (questions only)'), then hypergvl evaluate --dataset SET --model ... --out RUN\n")
+                   "'Download: Hidden set (questions only)'), then hypergvl evaluate --dataset SET --model ... "
+                   "--out RUN\n")
     lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
     (run / "samples.jsonl").write_text("".join(lines[:-1]))  # one sample missing
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/tampered", *meta())

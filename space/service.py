@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .counters import Counters
 from .isolation import run_bounded, warm_up
 from .scoring import (AXES, POLICIES, TRACKS, Limits, SubmissionError, dense, grade_upload, scorer_version,
                       scoring_provenance, summarise_many)
@@ -171,8 +172,7 @@ class Service:
                                      hidden_seed=config.hidden_seed)
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
-        self._rejected: dict[str, list[float]] = {}  # submitter -> times of its rejected uploads and requests
-        self._rejected_lock = threading.Lock()
+        self.counters = Counters(config.data_dir / "private" / "counters.sqlite", config.rate_window_s)
 
     # ------------------------------------------------------------------------------------------ submissions
     def _rate_check(self, submitter: str) -> None:
@@ -183,14 +183,8 @@ class Service:
                               "try again later")
 
     def _rejections(self, submitter: str, *, add: bool = False) -> int:
-        """This process's count of ``submitter``'s rejected uploads and requests in the rate window."""
-        now = time.time()
-        with self._rejected_lock:
-            times = [t for t in self._rejected.get(submitter, ()) if t >= now - self.config.rate_window_s]
-            if add:
-                times.append(now)
-            self._rejected[submitter] = times
-            return len(times)
+        """``submitter``'s rejected uploads and requests in the rate window (kept on disk: a restart keeps them)."""
+        return self.counters.rejections(submitter, add=add)
 
     def _counted(self, submitter: str, work):
         """``work()``, refused outright once ``submitter`` has ``reject_limit`` rejections in the window; a

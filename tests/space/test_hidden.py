@@ -488,3 +488,19 @@ def test_the_answer_to_a_hidden_upload_follows_the_ladder(app, space_service, tm
     assert again.startswith("Accepted") and "are not published" in again and "Ladder" in again
     assert not re.search(r"accuracy \d", again)
     assert len(app.svc.store.entries()) == 2
+
+
+def test_the_rejection_count_survives_a_restart(space_service, tmp_path):
+    """The counter lived in memory, so a restart reset it; now it is in the Space's data folder."""
+    from space.service import RateLimited
+
+    svc = fresh(space_service, tmp_path, reject_limit=2)
+    bad = jsonl(tmp_path / "bad.jsonl", [{"id": "nope", "response": "x"}])
+    public = svc.sets.current("public").name
+    for i in range(2):
+        with pytest.raises(SubmissionError, match="unknown sample id"):
+            svc.submit_upload(bad, Submission(model=f"org/b{i}", testset=public), "prober")
+    restarted = Service(svc.config, svc.store, svc.sets)
+    with pytest.raises(RateLimited, match="at most 2 rejected"):
+        restarted.submit_upload(bad, Submission(model="org/b3", testset=public), "prober")
+    assert restarted.counters.rejections("someone-else") == 0

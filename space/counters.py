@@ -1,0 +1,58 @@
+"""The Space's own protection counters (rejected uploads and requests per submitter), kept on disk.
+
+Before, they lived in the server's memory, so a restart reset them and an attacker could probe again at once. They
+are the server's, not the leaderboard's: they sit in a small SQLite file in the Space's data folder
+(``<data>/private/counters.sqlite``, persistent storage when deployed), whichever store holds the leaderboard (a
+commit to the Hub per rejection would let an attacker drive the store's commit rate). Times older than the rate
+window are deleted as new ones are written, so the file stays as small as the window's traffic.
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rejections (submitter TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS rejections_by_submitter ON rejections (submitter, at);
+"""
+
+
+class Counters:
+    """Per-submitter times of rejected uploads and requests within a sliding window, shared by the processes and
+    restarts of one Space (one connection per thread, WAL)."""
+
+    def __init__(self, path: str | Path, window_s: float):
+        self.path, self.window_s = Path(path), window_s
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._db().executescript(_SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            self._local.db = db
+        return db
+
+    def rejections(self, submitter: str, *, add: bool = False) -> int:
+        """How many rejections ``submitter`` has in the window, after recording one more when ``add``."""
+        now = time.time()
+        db = self._db()
+        if add:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM rejections WHERE at < ?", (now - self.window_s,))
+                db.execute("INSERT INTO rejections VALUES (?, ?)", (submitter, now))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        (n,) = db.execute("SELECT COUNT(*) FROM rejections WHERE submitter = ? AND at >= ?",
+                          (submitter, now - self.window_s)).fetchone()
+        return n
+
+
+__all__ = ["Counters"]

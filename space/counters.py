@@ -8,10 +8,10 @@ window are deleted as new ones are written, so the file stays as small as the wi
 """
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from pathlib import Path
+
+from .store import ThreadConnections
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rejections (submitter TEXT NOT NULL, at REAL NOT NULL);
@@ -24,18 +24,8 @@ class Counters:
     restarts of one Space (one connection per thread, WAL)."""
 
     def __init__(self, path: str | Path, window_s: float):
-        self.path, self.window_s = Path(path), window_s
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._db().executescript(_SCHEMA)
-
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            self._local.db = db
-        return db
+        self._db = ThreadConnections(path, _SCHEMA)
+        self.path, self.window_s = self._db.path, window_s
 
     def rejections(self, submitter: str, *, add: bool = False) -> int:
         """How many rejections ``submitter`` has in the window, after recording one more when ``add``."""

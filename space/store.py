@@ -233,17 +233,17 @@ INSERT OR IGNORE INTO meta VALUES ('version', 0);
 """
 
 
-class SQLiteStore(Store):
-    """The embedded store: one SQLite database (WAL, synchronous=FULL), one connection per thread, every write in
-    one ``BEGIN IMMEDIATE`` transaction (so claims are serialised between processes too)."""
+class ThreadConnections:
+    """One SQLite connection per thread to one database file (WAL, synchronous=FULL, autocommit: callers open their
+    own ``BEGIN IMMEDIATE`` transactions); calling it gives this thread's connection. ``schema`` runs once."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, schema: str):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._db().executescript(_SCHEMA)
+        self().executescript(schema)
 
-    def _db(self) -> sqlite3.Connection:
+    def __call__(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
@@ -252,6 +252,15 @@ class SQLiteStore(Store):
             db.execute("PRAGMA busy_timeout=60000")
             self._local.db = db
         return db
+
+
+class SQLiteStore(Store):
+    """The embedded store: one SQLite database (WAL, synchronous=FULL), one connection per thread, every write in
+    one ``BEGIN IMMEDIATE`` transaction (so claims are serialised between processes too)."""
+
+    def __init__(self, path: str | Path):
+        self._db = ThreadConnections(path, _SCHEMA)
+        self.path = self._db.path
 
     class _Tx:
         def __init__(self, db: sqlite3.Connection):

@@ -21,8 +21,9 @@ separately from a wrong answer.
 
 Every function is linear in the response length. No pattern has two quantifiers next to each other that can match
 the same character (blanks, then an optional bracket and its own blanks; never blanks, an optional bracket and blanks
-again, which backtracks polynomially on a run of blanks: the earlier ``_HEDGE_AFTER`` took a minute on 400 spaces after a number); every look-back reads the
-``_WINDOW`` characters before a token with one match of a reversed pattern. ``tests/test_answers.py`` checks it on
+again, which backtracks polynomially on a run of blanks: the earlier ``_HEDGE_AFTER`` took a minute on 400 spaces
+after a number); every look-back reads the ``_WINDOW`` characters before a token with one match of a reversed
+pattern. ``tests/test_answers.py`` checks it on
 adversarial responses at the Space's size limit, and ``benchmarks/grading_worst_case.py`` measures each task's
 worst one (under 50 ms at 65,536 characters).
 """
@@ -138,14 +139,17 @@ _PARAMETER = re.compile(r"\b(?:degree|order)s?[ \t]*(?:of[ \t]+|is[ \t]+|=[ \t]*
 # The look-back patterns below are written reversed: each is matched once at the start of the reversed window before
 # a token, which states "the window ends with ..." in one attempt instead of a search from every window position
 # (a leading \n? is the forward pattern's $, which also matches before a final newline).
-# A cue that the number is the value ("is 7", "total of 7", "= 7"); forward: (is|...|total( of| is)?|[=:≈~]) filler* $
-_CUE_BEFORE = re.compile(r"[\s:=(\[\"'“]*(?:(?:si|era|saw|eb|s?lauqe|s?evig|gnivig|s?teg|sah|evah|s?niatnoc|yltcaxe|"
-                         r"rewsna|os|suht|ecneh|erofereht|(?:(?:fo|si)[ \t]+)?(?:latot|htgnel|wolf|eulav|thgiew|mus|tsoc))"
-                         r"\b|[=:≈~])", re.IGNORECASE)
+# A cue that the number is the value ("is 7", "total of 7", "= 7"): a cue word, or a noun and "of"/"is", or a sign,
+# then filler up to the number. One word list gives both readings below (longest first, as the greedy "equals?" read).
+_CUE_WORDS = sorted("is are was be equal equals give gives giving get gets has have contain contains exactly answer so "
+                    "thus hence therefore".split(), key=len, reverse=True)
+_CUE_NOUNS = "total length flow value weight sum cost".split()
+_CUE_FILLER = r"[\s:=(\[\"'“]*"
+_CUE_BEFORE = re.compile(_CUE_FILLER + r"(?:(?:" + "|".join(w[::-1] for w in _CUE_WORDS) + r"|(?:(?:fo|si)[ \t]+)?(?:"
+                         + "|".join(w[::-1] for w in _CUE_NOUNS) + r"))\b|[=:≈~])", re.IGNORECASE)
 # the same cues read forward over a whole region: one pass gives every position a cue (and its filler) ends at
-_CUE_FORWARD = re.compile(r"(?:\b(?:is|are|was|be|equals?|gives?|giving|gets?|has|have|contains?|exactly|answer|so|"
-                          r"thus|hence|therefore|(?:total|length|flow|value|weight|sum|cost)(?:[ \t]+(?:of|is))?)|"
-                          r"[=:≈~])[\s:=(\[\"'“]*", re.IGNORECASE)
+_CUE_FORWARD = re.compile(r"(?:\b(?:" + "|".join(_CUE_WORDS) + r"|(?:" + "|".join(_CUE_NOUNS)
+                          + r")(?:[ \t]+(?:of|is))?)|[=:≈~])" + _CUE_FILLER, re.IGNORECASE)
 _LEADING = re.compile(r"[\s\[({\"'“‘~≈]*")
 _OPERATOR_AFTER = re.compile(r"[ \t]*(?:\)[ \t]*)?(?:[+*×·]|-[ \t]*(?:\([ \t]*)?\d)")
 _OPERATOR_BEFORE = re.compile(r"\n?[ \t]*(?:\([ \t]*)?(?:[+*×·]|-[ \t]*[\d)])")  # forward: (+|d -) (( ? $
@@ -180,9 +184,10 @@ def _to_int(token: re.Match) -> int | str:
     return _WORD_VALUE[word.lower()]
 
 
-def _numbers(region: str) -> list[tuple[int, int, int | str]]:
-    """(start, end, value) of every free number: digits inside names and restated parameters excluded."""
-    out, backwards = [], region[::-1]
+def _numbers(region: str, backwards: str | None = None) -> list[tuple[int, int, int | str]]:
+    """(start, end, value) of every free number: digits inside names and restated parameters excluded
+    (``backwards``: the region reversed, when the caller has it)."""
+    out, backwards = [], region[::-1] if backwards is None else backwards
     for m in _NUMBER.finditer(region):
         digits, _, _, word = m.groups()
         if word is not None and word.lower() == "one" and (
@@ -222,7 +227,7 @@ def _stated_value(region: str, anchored: bool, other_unit: re.Pattern | None = N
     backwards = region[::-1]
     size, after, unit = len(region), _OPERATOR_AFTER.match, other_unit.match if other_unit is not None else None
     before, conditional = _OPERATOR_BEFORE.match, _CONDITIONAL_BEFORE.match  # _ends_with, inlined: called per token
-    tokens = [t for t in _numbers(region)
+    tokens = [t for t in _numbers(region, backwards)
               if not (after(region, t[1]) or before(backwards, size - t[0], size - t[0] + _WINDOW)  # an operand
                       or unit is not None and unit(region, t[1])  # a count of something the question does not ask
                       or conditional(backwards, size - t[0], size - t[0] + _WINDOW))]  # 'If no flow, answer "0"'

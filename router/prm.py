@@ -47,9 +47,16 @@ from hypergvl_dataset.runlog import damaged, iter_log
 from hypergvl_dataset.text import TEXT_REPS
 
 __all__ = ["COMBINATIONS", "LABELS", "combination_name", "PRMConfig", "read_run", "build_prm", "load_prm",
-           "router_description", "router_question", "main"]
+           "log_to_console", "router_description", "router_question", "main"]
 
 logger = logging.getLogger(__name__)
+
+
+def log_to_console() -> None:
+    """The router commands' logging: their own lines at INFO, the libraries' only at WARNING or worse (numexpr's
+    thread-count line, accelerate's per-checkpoint "Saving current state" lines)."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("router").setLevel(logging.INFO)
 
 #: the 35 (text_rep, visual_rep) combinations, label ``i`` of the classifier is ``COMBINATIONS[i]``
 COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
@@ -337,8 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="drop meta problems where all 35 combinations tie (kept by default, as in the paper)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # libraries at WARNING (numexpr's INFO line)
-    logging.getLogger("router").setLevel(logging.INFO)
+    log_to_console()
     try:
         s = build_prm(PRMConfig(tuple(str(r) for r in args.results), str(args.out), args.seed,
                                 drop_uninformative=args.drop_uninformative), progress=not args.no_progress)

@@ -29,6 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .prm import log_to_console
+
 __all__ = ["in_domain", "node_classification", "main"]
 
 logger = logging.getLogger(__name__)
@@ -343,8 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--images", choices=["auto", "yes", "no"], default="auto",
                    help="send the rendered visual representation (auto: yes unless the model is a baseline)")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # libraries at WARNING (numexpr's INFO line)
-    logging.getLogger("router").setLevel(logging.INFO)
+    log_to_console()
     try:
         opts = _model_options(args.model_options)
         if args.study == "in-domain":

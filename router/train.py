@@ -53,7 +53,7 @@ import numpy as np
 
 from hypergvl_dataset.cli import releases_process_group
 
-from .prm import LABELS, load_prm
+from .prm import LABELS, load_prm, log_to_console
 
 __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
 
@@ -61,13 +61,11 @@ logger = logging.getLogger(__name__)
 
 
 def quiet_libraries(progress: bool = True) -> None:
-    """The router's own progress lines at INFO; the libraries' chatter (accelerate's per-checkpoint "Saving current
-    state" lines, transformers' load report of the new classification head) only when it is a warning or worse, and
-    no library progress bar with ``--no-progress``."""
+    """:func:`router.prm.log_to_console`, transformers at error level (no load report of the new classification
+    head), and no library progress bar with ``--no-progress``."""
     import transformers
 
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("router").setLevel(logging.INFO)
+    log_to_console()
     transformers.utils.logging.set_verbosity_error()
     if not progress:
         transformers.utils.logging.disable_progress_bar()

@@ -21,7 +21,7 @@ test: $(STAMP)
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 demo: $(STAMP)
-	$(BIN)/python -m hypergvl_dataset.demo
+	$(BIN)/hypergvl demo
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -24,7 +24,7 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_m
 
 
 def run(per_task: int, out: Path, workers: int) -> tuple[float, float, float]:
-    cmd = [sys.executable, "-c", PROBE, sys.executable, "-m", "hypergvl_dataset", "build", "--out", str(out),
+    cmd = [sys.executable, "-c", PROBE, sys.executable, "-m", "hypergvl", "build", "--out", str(out),
            "--per-task", str(per_task), "--workers", str(workers), "--no-progress"]
     wall, rss_kib = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
     size = sum(p.stat().st_size for p in out.rglob("*.parquet")) / 2**20

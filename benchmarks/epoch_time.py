@@ -1,8 +1,8 @@
-"""Per-epoch training time and peak memory of every ``models.nn`` model on Cora co-citation, beside a
+"""Per-epoch training time and peak memory of every ``hypergvl.models.nn`` model on Cora co-citation, beside a
 reference HGNN built from PyG's ``HypergraphConv`` (dense features) and beside DHG-Bench's own class for the same
 model, all measured in the same run.
 
-Protocol (DHG-Bench node classification, section 3.1 and DESIGN.md protocol facts): Cora co-citation with a
+Protocol (DHG-Bench node classification, section 3.1 and docs/design.md protocol facts): Cora co-citation with a
 singleton hyperedge for every node (2,708 nodes, 1,579 + 2,708 hyperedges, 1,433 bag-of-words features that
 stay sparse for the project's models), random 50/25/25 split per seed, cross-entropy, accuracy on the test split
 at the final epoch. Our models run with their Cora config (``models/configs/<Model>.yaml``, ``node.cora`` over
@@ -23,7 +23,7 @@ put in ``sys.modules`` by this script only. Each model is built through DHG-Benc
 yaml lacks taken from ours; ``data_processing``, ``algo_preprocessing``, ``parse_model``) on the same Cora
 hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training``: forward, NLL of
 log-softmax, HJRL's reconstruction term, backward, Adam step; ``torch.optim.Adam`` as in its code, while ours
-steps the trainer's fused Adam, ``models.train.make_optimizer``). Its preprocessing is outside the timing, as in
+steps the trainer's fused Adam, ``hypergvl.models.train.make_optimizer``). Its preprocessing is outside the timing, as in
 DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
 classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
 a fresh model of ours (tensors matched by shape in registration order, or by name for EHNN) to print the max
@@ -41,8 +41,7 @@ median over the epochs after ``--warmup`` (the interleaved loop stops early, aft
 epochs, once ``--budget-s`` seconds of epochs are spent). The speed-up is the reference's median over the
 model's. Whether a model's training is as (un)stable in the reference's class: ``benchmarks/training_stability.py``.
 
-Data: ``models.datasets.load("cora", raw_root=...)`` when that package is importable, else the HyperGCN
-pickles under ``<raw-root>/HyperGCN/data/cocitation/cora/`` read with a restricted unpickler.
+Data: ``hypergvl.models.datasets.load("cora", raw_root=...)``.
 
     .venv/bin/python benchmarks/epoch_time.py                         # every model, 3 seeds (minutes)
     .venv/bin/python benchmarks/epoch_time.py --models HGNN --seeds 5 --plot /tmp/epoch_time.png
@@ -53,13 +52,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from hypergvl.atomic import atomic_path, write_json
 
 REFERENCE = "PyG-HGNN"
 #: ``--clock``: what one epoch's time is measured with (``CLOCK[0]``, set in the worker).
@@ -71,53 +71,16 @@ RAW_ENV = "HYPERGVL_RAW_ROOT"
 
 # ------------------------------------------------------------------------------------------------ data
 
-class _Unpickler(pickle.Unpickler):
-    """Admits only builtins containers, numpy arrays/scalars/dtypes and scipy CSR matrices."""
-
-    ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
-               ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
-               ("numpy._core.multiarray", "scalar"), ("scipy.sparse._csr", "csr_matrix"),
-               ("scipy.sparse.csr", "csr_matrix"), ("builtins", "set"), ("__builtin__", "set")}
-
-    def find_class(self, module: str, name: str):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"refused to unpickle {module}.{name}")
-        if module.startswith("scipy.sparse"):
-            import scipy.sparse
-            return scipy.sparse.csr_matrix
-        if module == "__builtin__":
-            module = "builtins"
-        return super().find_class(module.replace("numpy.core.", "numpy._core."), name)
-
-
-def _read(path: Path):
-    with open(path, "rb") as handle:
-        return _Unpickler(handle).load()
-
-
 def load_cora(raw_root: Path):
     """``(x sparse CSR float32, y long, hyperedge_index long [2, nnz], num_hyperedges)`` with a singleton
-    hyperedge added for every node."""
+    hyperedge added for every node (:func:`hypergvl.models.datasets.load`, the data every model trains on)."""
     import torch
 
-    try:
-        import models.datasets as md
-    except ImportError:
-        md = None
-    if md is not None:
-        data = md.load("cora", raw_root=raw_root)
-        x = data.x if data.x.layout != torch.strided else data.x.to_sparse_csr()
-        return x, data.y, data.hyperedge_index, data.num_hyperedges
-    folder = raw_root / "HyperGCN" / "data" / "cocitation" / "cora"
-    features, hypergraph, labels = (_read(folder / f"{n}.pickle") for n in ("features", "hypergraph", "labels"))
-    num_nodes = features.shape[0]
-    members = [sorted(int(v) for v in nodes) for nodes in hypergraph.values()]
-    members += [[v] for v in range(num_nodes)]
-    index = torch.tensor([[v for e in members for v in e], [j for j, e in enumerate(members) for _ in e]])
-    csr = features.tocsr().astype("float32")
-    x = torch.sparse_csr_tensor(torch.from_numpy(csr.indptr).long(), torch.from_numpy(csr.indices).long(),
-                                torch.from_numpy(csr.data), csr.shape, check_invariants=True)
-    return x, torch.tensor(labels, dtype=torch.long), index, len(members)
+    import hypergvl.models.datasets as md
+
+    data = md.load("cora", raw_root=raw_root)
+    x = data.x if data.x.layout != torch.strided else data.x.to_sparse_csr()
+    return x, data.y, data.hyperedge_index, data.num_hyperedges
 
 
 def split(num_nodes: int, seed: int):
@@ -228,7 +191,7 @@ def import_dhgbench(path: Path) -> list[str]:
 
 def our_config(name: str):
     """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
-    from models.train import resolve_config
+    from hypergvl.models.train import resolve_config
 
     return resolve_config(name, "node", "cora")
 
@@ -238,7 +201,7 @@ def build_ours(name: str, in_channels: int, out_channels: int, seed: int, struct
     model's ``prepare`` hook (tables sized by the structure, e.g. HyperGT's trained encodings), as the trainer does
     before building the optimiser."""
     import torch
-    from models.nn import build_model
+    from hypergvl.models.nn import build_model
 
     cfg = our_config(name)
     torch.manual_seed(seed)
@@ -474,8 +437,8 @@ def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyper
 def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None:
     """Make our DPHGNN use the reference's HyperGCN graph (``data.A_hyp``, ``data.L_hyp``: the pair of each hyperedge
     its own unseeded projection picked) for ``(x, hyperedge_index)`` instead of the graph of our seeded projection
-    (:func:`models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
-    from models.nn._common import SparseOperator
+    (:func:`hypergvl.models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
+    from hypergvl.models.nn._common import SparseOperator
 
     inc = model.incidence(x, hyperedge_index, num_hyperedges)
     graph = (SparseOperator.from_sparse(data.A_hyp.float()), SparseOperator.from_sparse(data.L_hyp.float()))
@@ -519,7 +482,7 @@ def _optimizer(name: str, model, args: argparse.Namespace):
 
     if name == REFERENCE:
         return torch.optim.Adam(model.parameters(), lr=args.lr)
-    from models.train import make_optimizer
+    from hypergvl.models.train import make_optimizer
 
     return make_optimizer(model.parameters(), our_config(name).trainer)  # the trainer's own optimiser
 
@@ -700,10 +663,9 @@ def plot(results: list[dict], path: Path) -> None:
                   "interleaved, log scale")
     ax.set_title("Cora co-citation node classification: per-epoch speed-up (right of the dashed line: faster)")
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -754,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     from tqdm import tqdm
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
 
     names = args.models or sorted(MODELS)
     unknown = [n for n in names if n not in MODELS]
@@ -791,9 +753,7 @@ def main(argv: list[str] | None = None) -> int:
               + "), same data and our Cora config's values, interleaved in the same process; speed-up = theirs / ours")
         print(dhgbench_table(results))
     if args.json:
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps(results, indent=2))
-        os.replace(tmp, args.json)
+        write_json(args.json, results)
     if args.plot:
         plot(results, args.plot)
     return 0 if not any("error" in r for r in results) else 1

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from hypergvl_dataset.tasks import TASK_CODES, generate_problem  # noqa: E402
+from hypergvl.tasks import TASK_CODES, generate_problem  # noqa: E402
 
 SCALE_MIX = ["small", "medium", "medium", "large"]  # 1:2:1
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "82f79fb"  # the last commit with the backtracking patterns
-SIZE = 65_536  # space.scoring.Limits.max_response_chars
+SIZE = 65_536  # hypergvl.space.scoring.Limits.max_response_chars
 TARGET_MS = 50.0
 TASK_CODES = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe", "OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
 
@@ -45,7 +45,7 @@ MOTIFS = (" ", "\t", "(", ")", " (", ") ", ", ", " ,", "\t ", " \t", "1 ", " 1",
 
 def adversarial(size: int = SIZE) -> list[tuple[str, str]]:
     """(name, response) pairs of at most ``size`` characters built to stress the grader's patterns."""
-    from hypergvl_dataset.answers import MAX_REGION
+    from hypergvl.answers import MAX_REGION
 
     region = min(size, MAX_REGION) - 10  # a filler run that ends inside the answer region the grader reads
     out = [(f"{a!r} x n", a * (size // len(a))) for a in ATOMS]
@@ -60,13 +60,13 @@ def adversarial(size: int = SIZE) -> list[tuple[str, str]]:
 
 def references() -> dict[str, str]:
     """A large problem's reference of each task."""
-    from hypergvl_dataset.tasks import generate_problem
+    from hypergvl.tasks import generate_problem
 
     return {code: generate_problem(code, 0, "large")["reference"] for code in TASK_CODES}
 
 
 def _grade(reference: str, response: str) -> None:
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     score_response(reference, response)
 
@@ -82,7 +82,7 @@ def best_time(reference: str, response: str, repeat: int) -> float:
 
 
 def _before_child(source: str, reference: str, response: str, conn) -> None:
-    from hypergvl_dataset import tasks
+    from hypergvl import tasks
 
     module = types.ModuleType("answers_before")
     exec(compile(source, "answers_before.py", "exec"), module.__dict__)  # noqa: S102 - the project's own history

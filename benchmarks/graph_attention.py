@@ -5,7 +5,7 @@
 DHG-Bench section 3.1 batches graphs block-diagonally (batch size 256); its DPHGNN and HyperGT apply their
 global attention to the whole batch (``../shared/reference/dhgbench-models.md``, DPHGNN bug (f), HyperGT
 "attention mixes graphs within a batch"). Within each graph, DPHGNN's softmax attention costs sum_g n_g^2
-instead of N^2 (:class:`models.nn._common.GraphGroups`); HyperGT's kernelised attention is linear in either
+instead of N^2 (:class:`hypergvl.models.nn._common.GraphGroups`); HyperGT's kernelised attention is linear in either
 case, so its figure is the price of the per-graph computation. Printed: median seconds of a training step
 (zero_grad, forward, loss, backward, Adam step) over ``--batches`` batches after one warm-up step, per model and
 scope, and the ratio batch / graph.
@@ -32,8 +32,8 @@ def step_times(model: str, dataset: str, data, scope: str, batches: int, seed: i
     import numpy as np
     import torch
 
-    from models.tasks import TaskModule, get_task
-    from models.train import make_optimizer, model_class, resolve_config
+    from hypergvl.models.tasks import TaskModule, get_task
+    from hypergvl.models.train import make_optimizer, model_class, resolve_config
 
     cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", f"model.attention_scope={scope}"])
     task = get_task("graph")(data, cfg.task, seed, hidden=cfg.trainer.hidden)
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from models.tasks import get_task
-    from models.train import load_dataset
+    from hypergvl.models.tasks import get_task
+    from hypergvl.models.train import load_dataset
 
     torch.set_num_threads(args.threads)
     data = load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),

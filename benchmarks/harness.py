@@ -71,7 +71,7 @@ class Server:
 
 
 def build(out: Path, per_task: int) -> Path:
-    from hypergvl_dataset.builder import BuildConfig, build as run_build
+    from hypergvl.builder import BuildConfig, build as run_build
 
     run_build(BuildConfig(out=out, per_task=per_task, workers=2), progress=False)
     return out
@@ -79,7 +79,7 @@ def build(out: Path, per_task: int) -> Path:
 
 def windowed(dataset: Path, url: str, c: int, n: int, tmp: Path) -> float:
     """Seconds of the whole ``evaluate_model`` call (dataset loading, digests and the final scoring included)."""
-    from evaluators.harness import evaluate_model
+    from hypergvl.evaluators.harness import evaluate_model
 
     t0 = time.perf_counter()
     evaluate_model(str(dataset), "openai:bench", tmp / f"w{c}-{time.monotonic_ns()}", limit=n, progress=False,
@@ -91,8 +91,8 @@ def barrier(dataset: Path, url: str, c: int, n: int) -> float:
     """The harness's loop before the window: read a batch of C samples, send all, wait for all, repeat."""
     from datasets import load_dataset
 
-    from evaluators.adapters import Sample, make_adapter
-    from hypergvl_dataset import expand
+    from hypergvl.evaluators.adapters import Sample, make_adapter
+    from hypergvl import expand
 
     vqa = expand(load_dataset(str(dataset), split="test"))
     adapter = make_adapter("openai:bench", base_url=url, concurrency=c, max_retries=0)
@@ -106,8 +106,8 @@ def raw_pool(dataset: Path, url: str, c: int, n: int) -> None:
     no prompt assembly, no verification or log): the ceiling the harness is measured against beside C/d."""
     from datasets import load_dataset
 
-    from evaluators.adapters import Sample, make_adapter
-    from hypergvl_dataset import expand
+    from hypergvl.evaluators.adapters import Sample, make_adapter
+    from hypergvl import expand
 
     vqa = expand(load_dataset(str(dataset), split="test"), decode_images=False)
     adapter = make_adapter("openai:bench", base_url=url, concurrency=c, max_retries=0)
@@ -119,7 +119,7 @@ class ZeroCost:
     """Answers "Ans: 0" at once; ``prepare`` decodes each image as a vision model's processor would."""
 
     def prepare(self, batch):
-        from evaluators.adapters import _pil_image
+        from hypergvl.evaluators.adapters import _pil_image
 
         return [_pil_image(s.image).size if s.image is not None else None for s in batch]
 
@@ -130,7 +130,7 @@ class ZeroCost:
         return self.run(self.prepare(batch))
 
     def info(self):
-        from evaluators.adapters import ModelInfo
+        from hypergvl.evaluators.adapters import ModelInfo
 
         return ModelInfo("bench:zero", "baseline", None, 0)
 
@@ -139,10 +139,10 @@ def own_cost(dataset: Path, n: int, tmp: Path) -> tuple[float, float, float, flo
     """(main-thread CPU ms/sample, wall ms/sample) for the harness, then the same for the old in-line loop."""
     from datasets import load_dataset
 
-    from evaluators.adapters import ADAPTERS, Sample, register_adapter
-    from evaluators.harness import evaluate_model
-    from hypergvl_dataset import expand
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.evaluators.adapters import ADAPTERS, Sample, register_adapter
+    from hypergvl.evaluators.harness import evaluate_model
+    from hypergvl import expand
+    from hypergvl.tasks import score_response
 
     if "bench" not in ADAPTERS:
         register_adapter("bench")(lambda rest, **o: ZeroCost())

@@ -26,8 +26,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hypergvl_dataset import render as R  # noqa: E402
-from hypergvl_dataset.hypergraph import Hypergraph  # noqa: E402
+from hypergvl import render as R  # noqa: E402
+from hypergvl.hypergraph import Hypergraph  # noqa: E402
 
 
 LAYOUT_OF = {"enc_hy": "kamada_kawai", "cli_exp": "spring"}  # the others place nodes on rows and circles

@@ -5,14 +5,14 @@
         [--out DIR] [--raw-root DIR] [--threads 1] [--reference-behaviour]
 
 For every model x dataset x task it can run with the available raw data, it trains with
-``models.train.run_experiment`` (the shipped ``models/configs/<MODEL>.yaml``; finished runs under ``--out`` are
+``hypergvl.models.train.run_experiment`` (the shipped ``models/configs/<MODEL>.yaml``; finished runs under ``--out`` are
 reused, so an interrupted reproduction continues where it stopped) and prints, side by side, the project's
 mean ± std over seeds 0..runs-1 and the paper's number: Table 1 (node accuracy: Cora, Cora-CA, Twitch-gamers),
 Table A6 (hyperedge prediction AUROC and AP: Cora, Cora-CA) and Table A7 (hypergraph classification accuracy and
 Macro-F1: RHG-10, RHG-3, IMDB-Dir-Form, IMDB-Dir-Genre, Steam-Player, Twitter-Friend). ``--tasks fairness``
 (German, Bail, Credit) trains nothing: it reads the per-seed points of the fairness study
-(``python -m models.study fairness``, appendix B.5; default ``--fairness-points space/seed_studies/fairness``) and
-sets their test accuracy beside Table A8's (``models.study.paper``); a cell the study has not run reads
+(``hypergvl study fairness``, appendix B.5; default ``--fairness-points space/seed_studies/fairness``) and
+sets their test accuracy beside Table A8's (``hypergvl.models.study.paper``); a cell the study has not run reads
 ``not run``, one the paper reports as out of memory ``paper OOM``. A result passes when it
 lies within two of the paper's standard deviations or 1.5 points of the paper's mean, whichever is larger. The
 table is also written to ``DIR/table.md``, ``DIR/table.json`` and drawn in ``DIR/ours_vs_paper.png``.
@@ -22,7 +22,7 @@ its split kept a greedy node cover in training, its encoder ran on the full hype
 hyperedges included), model selection scored the training positives, the metric averaged per-kind AUROCs, and the
 loss squashed scores twice before BCE with logits.
 ``--hyperedge-protocol paper`` (the default here) trains that way (``task.protocol=paper``; see
-``models.tasks.HyperedgePrediction``) to compare like with like; ``held-out`` uses the trainer's default, where
+``hypergvl.models.tasks.HyperedgePrediction``) to compare like with like; ``held-out`` uses the trainer's default, where
 the encoder sees the training hyperedges only (what a user should report), and expects lower numbers.
 
 Hypergraph classification likewise: ``--graph-protocol paper`` (the default here) uses the reference's split
@@ -39,7 +39,7 @@ and ``DIR/<model>/<dataset>/node`` for node classification.
 A paper number that only a reference bug reproduces is said so in the table rather than made a default: the
 default rows train each model as its paper defines it, and ``--reference-behaviour`` adds, for every
 row whose model has options in :data:`REFERENCE_BEHAVIOURS` for that task (DHG-Bench's code where it departs from
-the model's paper: README, table of reference behaviours), a row trained with those options as well, in
+the model's paper: docs/reproduction.md, "Reference behaviours"), a row trained with those options as well, in
 ``DIR/<model>/<dataset>/<task>[-<protocol>]+dhgbench``, and a second table of them, each beside the default
 row's result. With ``--report-only`` that table lists the finished ones and names the rest.
 """
@@ -59,10 +59,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from models import train as TR  # noqa: E402
-from models.nn.registry import task_refusal  # noqa: E402
-from models.study import common as study_common  # noqa: E402
-from models.study import paper as study_paper  # noqa: E402
+from hypergvl.atomic import write_text  # noqa: E402
+from hypergvl.models import train as TR  # noqa: E402
+from hypergvl.models.nn.registry import task_refusal  # noqa: E402
+from hypergvl.models.study import common as study_common  # noqa: E402
+from hypergvl.models.study import paper as study_paper  # noqa: E402
 
 # (task, dataset) -> metric -> model -> (mean, std), transcribed from DHG-Bench Tables 1, A6 and A7.
 # The paper's "UniGNN" row is UniGCNII (section 3.2: "we report only UniGCNII").
@@ -181,7 +182,7 @@ PAPER_MODEL_OVERRIDES = {**{("graph", m): ("task.self_loops=true",) for m in ("H
 _DPHGNN_CODE = ("model.star=directed", "model.dropout_mode=dhgbench", "model.hgconv_degree=dhgbench")
 _HYPERGT_CODE = ("model.link_loss_weight=0", "model.tau=1.0", "model.hyperedge_features=zero")
 #: model -> task -> the options under which the model computes what DHG-Bench's code computes, where that departs
-#: from the model's paper and moves results (``--reference-behaviour``; README, table of reference behaviours).
+#: from the model's paper and moves results (``--reference-behaviour``; docs/reproduction.md, "Reference behaviours").
 REFERENCE_BEHAVIOURS = {
     "LEGCN": dict.fromkeys(("node", "hyperedge", "graph"), ("model.expansion=isolated",)),
     "HyperND": {"node": ("model.label_diffusion=false",)},
@@ -443,15 +444,15 @@ def count_summary(rows: list[dict]) -> str:
             + (f" ({', '.join(per)})" if per else ""))
 
 
-#: the shipped tables whose counts the README quotes, in the README's order
+#: the shipped tables whose counts docs/reproduction.md quotes, in its order
 COUNTED_TABLES = ("benchmarks/results/reproduction.md",)
 COUNTS_BEGIN = "<!-- counts generated by: python benchmarks/reproduce_dhgbench.py --counts -->"
 COUNTS_END = "<!-- end of generated counts -->"
 
 
 def counts_block(root: Path = ROOT) -> str:
-    """The README's block of pass counts, generated from the shipped tables (:data:`COUNTED_TABLES`) and the
-    fairness study's ``models/study/results/report.json``."""
+    """The block of pass counts in docs/reproduction.md, generated from the shipped tables
+    (:data:`COUNTED_TABLES`) and the fairness study's ``models/study/results/report.json``."""
     lines = [COUNTS_BEGIN]
     for name in COUNTED_TABLES:
         tables = markdown_rows((root / name).read_text())
@@ -524,7 +525,8 @@ def _progress(task: str, dataset: str, label: str, row: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--counts", action="store_true",
-                   help="alone: print the README's block of pass counts generated from the shipped tables")
+                   help="alone: print the block of pass counts in docs/reproduction.md, generated from the "
+                        "shipped tables")
     p.add_argument("--models", nargs="+", required=True)
     p.add_argument("--datasets", nargs="+", required=True)
     p.add_argument("--tasks", nargs="+", default=["node", "hyperedge", "graph", "fairness"], choices=sorted(TASK_OF))
@@ -552,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
                         "DHG-Bench's code (REFERENCE_BEHAVIOURS) with them, and tabulate those rows separately")
     if argv is None:
         argv = sys.argv[1:]
-    if list(argv) == ["--counts"]:  # the README's generated block, from the shipped tables only
+    if list(argv) == ["--counts"]:  # docs/reproduction.md's generated block, from the shipped tables only
         print(counts_block())
         return 0
     if "--counts" in argv:
@@ -601,14 +603,12 @@ def main(argv: list[str] | None = None) -> int:
             if r["task"] != "fairness" and r["status"] in ("pass", "miss", "no paper number"):
                 export_points(args.out / r["model"] / r["dataset"] / r["folder"],
                               args.export_points / r["model"] / r["dataset"] / r["folder"])
-    from hypergvl_dataset.provenance import provenance
+    from hypergvl.provenance import provenance
 
     TR.write_json_atomic(args.out / "table.json", {"schema": "hypergvl.reproduction.table", "schema_version": 2,
                                                    "provenance": provenance(vars(args)),
                                                    "rows": rows + [r for _, r in pairs]})
-    tmp = args.out / ".table.md.tmp"
-    tmp.write_text(table + "\n")
-    tmp.replace(args.out / "table.md")
+    write_text(args.out / "table.md", table + "\n")
     plot(rows, args.out / "ours_vs_paper.png")
     return 0
 

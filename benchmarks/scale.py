@@ -1,4 +1,4 @@
-"""One training epoch of every registered ``models.nn`` model at Yelp and Trivago scale, each model in its own
+"""One training epoch of every registered ``hypergvl.models.nn`` model at Yelp and Trivago scale, each model in its own
 subprocess under a memory cap, printing epoch time and peak memory (or OOM with the cap).
 
 Issue 12, Performance: "one training epoch (forward and backward) of every model at Yelp scale (50,758 nodes,
@@ -12,8 +12,8 @@ with their published statistics (DHG-Bench Table A1; hyperedge sizes 2 + Poisson
 uniform, a singleton hyperedge added for every node as in node classification), features standard normal. Only
 time and memory mean anything; accuracy does not.
 
-Nothing is re-implemented here: the generator is ``models.study.common.synthetic_hypergraph`` (through
-``load_node_dataset``) and the subprocess-under-cap runner is ``models.study.efficiency.run`` (``RLIMIT_AS`` of
+Nothing is re-implemented here: the generator is ``hypergvl.models.study.common.synthetic_hypergraph`` (through
+``load_node_dataset``) and the subprocess-under-cap runner is ``hypergvl.models.study.efficiency.run`` (``RLIMIT_AS`` of
 the child; an allocation failure or a kill for memory is recorded as ``oom`` with the cap and the study goes
 on). Each (model, scale) is one JSON point under ``--out``; a finished point (ok, or oom at the same cap) is
 skipped on rerun. The child trains with the model's ``node.default`` config (``models/configs/<Model>.yaml``)
@@ -33,9 +33,10 @@ import argparse
 import contextlib
 import datetime as dt
 import fcntl
-import os
 import sys
 from pathlib import Path
+
+from hypergvl.atomic import write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
@@ -75,8 +76,8 @@ def run(models: list[str], datasets: list[str], out: Path, *, memory_cap_gib: fl
     skipped, and so is a failed one (a timeout, say) unless ``retry_errors``."""
     from tqdm import tqdm
 
-    from models.study.common import iter_points
-    from models.study.efficiency import run as run_points
+    from hypergvl.models.study.common import iter_points
+    from hypergvl.models.study.efficiency import run as run_points
 
     failed = {} if retry_errors or not Path(out).exists() else {
         (p["dataset"], p["model"]): p for p in iter_points([out]) if p["status"] == "error"}
@@ -160,9 +161,7 @@ def render(points: list[dict], *, memory_cap_gib: float, scale: float, threads: 
 
 def write_table(points: list[dict], path: Path, **kw) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(points, **kw))
-    os.replace(tmp, path)
+    write_text(path, render(points, **kw))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -179,7 +178,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="flock this file around each model's subprocess (one memory-heavy job at a time)")
     p.add_argument("--table", type=Path, default=None, help="rewrite this Markdown table after every point")
     p.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="config overrides for every model, as models.train --set (epochs is always 1)")
+                   help="config overrides for every model, as hypergvl train --set (epochs is always 1)")
     p.add_argument("--retry-errors", action="store_true", help="rerun points that failed (default: keep them)")
     p.add_argument("--render-only", action="store_true",
                    help="print (and with --table write) the table of the points already under --out; run nothing")
@@ -196,7 +195,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
 
     names = args.models or sorted(MODELS)
     unknown = [n for n in names if n not in MODELS]
@@ -205,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out / f"scale-{args.scale:g}"  # points of different scales never mix
     if args.render_only:
-        from models.study.common import iter_points
+        from hypergvl.models.study.common import iter_points
 
         wanted = {(DATASETS[d], m) for d in args.datasets for m in names}
         points = [p for p in iter_points([out]) if (p["dataset"], p["model"]) in wanted] if out.exists() else []

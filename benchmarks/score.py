@@ -30,8 +30,8 @@ import evaluate
 import numpy as np
 from tqdm import tqdm
 
-from hypergvl_dataset.answers import SCORER_VERSION
-from hypergvl_dataset.tasks import TASKS, Task, Verdict, score_response
+from hypergvl.answers import SCORER_VERSION
+from hypergvl.tasks import TASKS, Task, Verdict, score_response
 
 METRIC = str(Path(__file__).resolve().parents[1] / "evaluators" / "hypergvl_accuracy")
 SCALES = ("small", "medium", "medium", "large")  # the paper's 1:2:1 scale ratio

@@ -2,15 +2,15 @@
 
 1. **Scoring one full submission server-side**: 84,000 raw responses (2,400 meta problems x 35 pairs) read from
    the uploaded ``samples.jsonl``, validated line by line, checked to cover the selection exactly once, re-scored
-   with ``hypergvl_accuracy`` and counted into cells (:func:`space.scoring.read_upload` + :func:`~space.scoring.score`),
+   with ``hypergvl_accuracy`` and counted into cells (:func:`hypergvl.space.scoring.read_upload` + :func:`~hypergvl.space.scoring.score`),
    then stored. Reference: a per-line loop (``json.loads``, the reference re-parsed, ``score_response``, per-task
    counts in a dict). Target: under 5 s on one core.
-2. **The leaderboard's first render with 1,000 stored entries**: a fresh :class:`space.service.Service` over an
+2. **The leaderboard's first render with 1,000 stored entries**: a fresh :class:`hypergvl.space.service.Service` over an
    SQLite store of 1,000 entries computes the Table 3 frame with its best/worst styling. Reference: what the
    leaderboard template does on each request, re-reading every stored result JSON. Target: under 1 s.
 
 3. **Peak memory of a hostile upload** (the red-team pass's finding 5): a ~255 KB zip of 255 MiB of short lines
-   (``" \\n"``; 256 MiB unpacked with its results.json, the documented limit), read by :func:`space.scoring.read_upload`
+   (``" \\n"``; 256 MiB unpacked with its results.json, the documented limit), read by :func:`hypergvl.space.scoring.read_upload`
    in a fresh process, its peak RSS above the process's own before the call. Reference: the reading before
    streaming (the whole upload in memory, the whole entry unpacked, then ``split`` into lines and counted), measured
    in the same run. Target: under 64 MiB above the baseline, whatever the upload claims or unpacks to.
@@ -33,10 +33,6 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the target says
 ROOT = Path(__file__).resolve().parents[1]
-# This file is named like the package it measures: import `space` from the checkout root, not this script's folder.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(ROOT))
-sys.modules.pop("space", None)
 
 import numpy as np  # noqa: E402
 
@@ -51,9 +47,9 @@ def make_problems(n: int, seed: int):
     mix = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mix)
     responses = mix.build  # benchmarks/score.py's response mix
-    from hypergvl_dataset.builder import VISUAL_REPS
-    from hypergvl_dataset.tasks import TASKS
-    from space.scoring import AXES, SampleIndex
+    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.tasks import TASKS
+    from hypergvl.space.scoring import AXES, SampleIndex
 
     preds, _ = responses(n, len(AXES["text_rep"]) * len(VISUAL_REPS), seed)
     meta, records, k = {}, [], 0
@@ -71,7 +67,7 @@ def make_problems(n: int, seed: int):
 
 
 def naive_score(data: bytes, index) -> dict:
-    from hypergvl_dataset.tasks import TASK_CODES, score_response
+    from hypergvl.tasks import TASK_CODES, score_response
 
     right: dict[str, int] = {}
     total: dict[str, int] = {}
@@ -85,8 +81,8 @@ def naive_score(data: bytes, index) -> dict:
 
 
 def bench_scoring(problems: int, seed: int, tmp: Path):
-    from space.scoring import metric, read_upload, score, summarise
-    from space.store import Entry, SQLiteStore
+    from hypergvl.space.scoring import metric, read_upload, score, summarise
+    from hypergvl.space.store import Entry, SQLiteStore
 
     index, records = make_problems(problems, seed)
     path = tmp / "samples.jsonl"
@@ -118,10 +114,11 @@ def problems_per_task(scored) -> int:
 
 
 def bench_render(scored, entries: int, tmp: Path):
-    from space.app import leaderboard_frame, styled
-    from space.service import Service, SpaceConfig
-    from space.store import Entry, SQLiteStore
-    from space.testsets import TestSets
+    from hypergvl.space.app import leaderboard_frame, styled
+    from hypergvl.space.config import SpaceConfig
+    from hypergvl.space.service import Service
+    from hypergvl.space.store import Entry, SQLiteStore
+    from hypergvl.space.testsets import TestSets
 
     rng = np.random.default_rng(0)
     store = SQLiteStore(tmp / "lb.sqlite")
@@ -137,7 +134,7 @@ def bench_render(scored, entries: int, tmp: Path):
         (folder / f"{e.id}.json").write_text(json.dumps(e.to_doc()))
     from dataclasses import asdict
 
-    from space.testsets import PUBLIC, TestSet
+    from hypergvl.space.testsets import PUBLIC, TestSet
 
     (tmp / "testsets.json").write_text(json.dumps([asdict(TestSet(
         name="bench", kind=PUBLIC, build="", download="", build_sha256="0" * 64, served_sha256="0" * 64,
@@ -186,7 +183,7 @@ def short_lines_zip(path: Path, mib: int) -> Path:
 _PEAK = r"""
 import resource, sys, time, zipfile
 sys.path.insert(0, sys.argv[3])
-from space.scoring import SubmissionError, read_upload, Limits
+from hypergvl.space.scoring import SubmissionError, read_upload, Limits
 
 def before_streaming(path, limits=Limits()):  # the reading this replaced: everything in memory, then split
     data = open(path, "rb").read()

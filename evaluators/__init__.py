@@ -3,7 +3,7 @@
 * ``evaluators/<name>/<name>.py`` + ``README.md``: metric folders loadable with
   ``evaluate.load("evaluators/<name>")`` (``hypergvl_accuracy``, ``hypergraph_fairness``,
   ``hyperedge_prediction``, ``hypergraph_classification``).
-* :mod:`evaluators.adapters`: the model adapters (``hf:``, ``openai:``) the LVLM harness calls.
+* :mod:`hypergvl.evaluators.adapters`: the model adapters (``hf:``, ``openai:``) the LVLM harness calls.
 """
 from pathlib import Path
 

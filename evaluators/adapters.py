@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from hypergvl.registry import Registry, UnknownName
+
 __all__ = ["Sample", "ModelInfo", "Generation", "finish_reason", "Adapter", "AdapterError", "ADAPTERS",
            "register_adapter", "make_adapter", "HFConfig", "HFAdapter", "OpenAIConfig", "OpenAIAdapter",
            "DEFAULT_MAX_NEW_TOKENS"]
@@ -119,7 +121,7 @@ class AdapterError(RuntimeError):
 
 
 AdapterFactory = Callable[..., Adapter]
-ADAPTERS: dict[str, AdapterFactory] = {}
+ADAPTERS: Registry[AdapterFactory] = Registry("adapter prefix")
 
 
 def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:
@@ -127,21 +129,16 @@ def register_adapter(prefix: str) -> Callable[[AdapterFactory], AdapterFactory]:
     if not prefix or ":" in prefix:
         raise ValueError(f"an adapter prefix must be a non-empty name without ':', got {prefix!r}")
 
-    def decorator(factory: AdapterFactory) -> AdapterFactory:
-        if prefix in ADAPTERS:
-            raise ValueError(f"adapter prefix {prefix!r} registered twice")
-        ADAPTERS[prefix] = factory
-        return factory
-
-    return decorator
+    return ADAPTERS.register(prefix)
 
 
 def make_adapter(spec: str, **options) -> Adapter:
-    """Build the adapter for ``spec`` (``"hf:Qwen/Qwen2.5-VL-7B-Instruct"``, ``"openai:gpt-4o"``, ...)."""
+    """Build the adapter for ``spec`` (``"hf:Qwen/Qwen2.5-VL-7B-Instruct"``, ``"openai:gpt-4o"``, ...); an unknown
+    prefix raises :class:`~hypergvl.registry.UnknownName` naming the spec and listing the prefixes."""
     prefix, _, rest = spec.partition(":")
     if prefix not in ADAPTERS:
         choices = ", ".join(f"{name}:..." for name in sorted(ADAPTERS))
-        raise ValueError(f"unknown model spec {spec!r}; the prefix must be one of: {choices}")
+        raise UnknownName(f"unknown model spec {spec!r}; the prefix must be one of: {choices}")
     return ADAPTERS[prefix](rest, **options)
 
 
@@ -528,7 +525,7 @@ class OpenAIAdapter:
 
     @property
     def concurrency(self) -> int:
-        """Requests kept in flight: the harness runs a sliding window of this many (``evaluators.pipeline``)."""
+        """Requests kept in flight: the harness runs a sliding window of this many (``hypergvl.evaluators.pipeline``)."""
         return self.config.concurrency
 
     def _payload(self, sample: Sample) -> bytes:

@@ -1,19 +1,19 @@
 """Baseline "models" for the harness: ``baseline:random`` (the chance floor) and ``baseline:symbolic``.
 
 ``baseline:symbolic`` reads only the prompt, as a model would: it recognises the textual representation, parses it
-back into whatever structure it states (:func:`hypergvl_dataset.text.parse`), recognises the task and its parameters
+back into whatever structure it states (:func:`hypergvl.text.parse`), recognises the task and its parameters
 from the appendix E.2 question, and answers with the exact solvers. It is perfect on the lossless representations
 (N-Set, HO-Neigh, HO-Inc, Inc-Mat); on the vertex-vertex ones (LO-Inc, N-Pair, Adj-Mat) it only sees the clique
 expansion, so its failures show what those encodings lose (HyperGVL Observation 11). The header's list of hyperedge
 names is deliberately not read (it would give HEC away; see the project notes). ``baseline:random`` gives a
 format-valid random answer per task, seeded by the prompt, so it is deterministic. ``baseline:neighbors`` answers the
-zero-shot node-classification prompts of ``router.nodeclf`` (HyperGVL appendix G) with the majority label among the
+zero-shot node-classification prompts of ``hypergvl.router.nodeclf`` (HyperGVL appendix G) with the majority label among the
 target's known neighbours, read back from the prompt's text representation: an offline reference point.
 
 ``baseline:profile[:FILE]`` is the routing test bed: a simulated model that answers a sample right with probability
 p(task, scale, text representation, visual representation) read from a profile table (FILE, JSON; the shipped
 default ``evaluators/profiles/default.json`` is derived from HyperGVL's Table 4 and Figure 4 by
-:func:`router.testbed.default_profile`). It answers through the harness like any model (prompt and image in, text
+:func:`hypergvl.router.testbed.default_profile`). It answers through the harness like any model (prompt and image in, text
 out): it recognises the sample among the rows of the build it is told about (option ``dataset``: the prompt names
 the meta problem and text representation, the PNG's bytes the visual one) and draws u ~ U(0, 1) from (option
 ``seed``, crc32 of the sample id); u < p gives the row's reference answer, otherwise a format-valid answer the
@@ -38,11 +38,11 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hypergvl_dataset import Hypergraph, solvers, text
+from hypergvl import Hypergraph, solvers, text
 
 from .adapters import ModelInfo, Sample, register_adapter
 
-# question -> (task, params); the patterns are the E.2 questions of hypergvl_dataset.tasks
+# question -> (task, params); the patterns are the E.2 questions of hypergvl.tasks
 _QUESTIONS = [
     ("VC", re.compile(r"Q: How many vertices are in the hypergraph")),
     ("HEC", re.compile(r"Q: How many hyperedges are in the hypergraph")),
@@ -144,8 +144,8 @@ _NC_STRUCTURE = re.compile(r"Hypergraph Structure: (?P<text>.*?)\nKnown labels i
 
 def majority_neighbor_label(prompt: str) -> str:
     """``baseline:neighbors``: the majority label among v0's labelled neighbours in a node-classification prompt
-    (``router.nodeclf``). It reads the prompt back as a model would: the text representation is parsed
-    (:func:`hypergvl_dataset.text.parse`; every representation states at least the clique expansion, which fixes
+    (``hypergvl.router.nodeclf``). It reads the prompt back as a model would: the text representation is parsed
+    (:func:`hypergvl.text.parse`; every representation states at least the clique expansion, which fixes
     the neighbours), then the known labels and the category list. Ties go to the label more frequent among all
     known nodes, then to the category listed first; with no labelled neighbour the majority of all known labels."""
     m = _NC_STRUCTURE.search(prompt)
@@ -180,9 +180,9 @@ class Profile:
     source: str = ""
 
     def __post_init__(self):
-        from hypergvl_dataset.builder import VISUAL_REPS
-        from hypergvl_dataset.tasks import TASK_CODES
-        from hypergvl_dataset.text import TEXT_REPS
+        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.tasks import TASK_CODES
+        from hypergvl.text import TEXT_REPS
 
         where = self.source or self.name
         labels = {f"{t}+{v}" for t in TEXT_REPS for v in VISUAL_REPS}
@@ -219,9 +219,9 @@ class Profile:
         return float(row[f"{text_rep}+{visual_rep}"])
 
     def best(self, task: str, scale: str) -> tuple[str, str]:
-        """The combination with the highest p (first in ``router.COMBINATIONS`` order among ties)."""
-        from hypergvl_dataset.builder import VISUAL_REPS
-        from hypergvl_dataset.text import TEXT_REPS
+        """The combination with the highest p (first in ``hypergvl.router.COMBINATIONS`` order among ties)."""
+        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.text import TEXT_REPS
 
         self.p(task, scale, next(iter(TEXT_REPS)), None)  # the clear error for an unlisted task
         row = self.table[task][scale]
@@ -249,7 +249,7 @@ def load_profile(path: str | Path | None = None) -> Profile:
 
 def _wrong_answer(prompt: str, reference: str) -> str:
     """A format-valid answer that the verifier rejects (random answers of the task until one is wrong)."""
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     for k in range(50):
         try:
@@ -282,10 +282,10 @@ class ProfileAdapter:
     _by_image: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
-        from hypergvl_dataset.builder import VISUAL_REPS
-        from hypergvl_dataset.text import TEXT_REPS
+        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.text import TEXT_REPS
 
-        from .harness import dataset_info, load_rows
+        from hypergvl.build_folder import dataset_info, load_rows
 
         try:
             rows = load_rows(self.dataset, dataset_info(self.dataset)["build_sha256"])

@@ -8,18 +8,18 @@ Sec. 3.3 compares LVLMs with their LLMs: ``--visual-reps none`` sends the text r
 A run is the set of sample ids its selection names (:class:`Selection`: tasks, representations, limit, routing);
 processes, shards and reruns only partition that set, so every partition merges to the same records:
 
-* ``accelerate launch -m hypergvl_dataset evaluate ...``: each rank answers every world-size-th sample still to
+* ``accelerate launch -m hypergvl evaluate ...``: each rank answers every world-size-th sample still to
   answer and appends to ``samples.rank<R>.jsonl``; the main process merges the rank files into ``samples.jsonl``
   and writes ``results.json``. A rerun after a crash, with any world size, reads every file and skips what is done.
 * ``--shard I/N``: only the samples whose id hashes to shard I (:func:`shard_of`); ``hypergvl merge`` combines the
   N shard folders, refusing overlaps, gaps and shards of different runs.
 * ``--routing SPEC`` (``router:DIR``, ``rand``, ``top``, ``oracle:RUN``): one sample per meta problem, the pair a
-  routing policy (:mod:`router.policies`) chooses (HyperGVL sec. 4); each record names the policy.
+  routing policy (:mod:`hypergvl.evaluators.routing`) chooses (HyperGVL sec. 4); each record names the policy.
 
 On a questions-only set (``hypergvl strip``) the raw responses are recorded unscored (no ``correct``) and
 ``results.json`` says ``"scored": false``; ``hypergvl score RUN --dataset FULL_BUILD`` scores them later. The same
 command re-grades any run folder from its raw responses with the current grading rules: every ``results.json``
-records the ``scorer_version`` (:data:`hypergvl_dataset.answers.SCORER_VERSION`; files without it are version
+records the ``scorer_version`` (:data:`hypergvl.answers.SCORER_VERSION`; files without it are version
 "1"), so a score made under older rules can be told apart and recomputed without asking the model again.
 
 Output folder::
@@ -42,76 +42,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypergvl_dataset.cli import UserError, command
-from hypergvl_dataset.runlog import iter_log
+from hypergvl.atomic import write_json
+from hypergvl.build_folder import dataset_info, load_rows
+from hypergvl.cli import UserError, command
 
 from .adapters import DEFAULT_MAX_NEW_TOKENS
 from .preflight import check_dataset, check_model
+from .run_folder import LOG, RESULTS, RUN, consolidate, drop_partial_tail, log_files, read_records, write_log
 
 SUBMISSION_FORMAT = 2
-LOG = "samples.jsonl"
-RESULTS = "results.json"
-RUN = "run.json"
 FSYNC_EVERY_S = 1.0
 
 
 # ================================================================================================ inputs
-def build_cache_dir(build_sha256: str) -> str:
-    """Where ``datasets`` caches a local build: keyed by the build's sha256 (see :func:`load_rows`)."""
-    from datasets import config
-
-    return str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / build_sha256[:16])
-
-
-def load_rows(dataset: str, build_sha256: str | None = None):
-    """Meta-problem rows of a local build folder or a Hub dataset id (split ``test``).
-
-    ``datasets`` keys its cache of a local folder by the card's file patterns, not by the files' contents, so a
-    folder rebuilt with other problems (or another folder of the same name) would be read from the first build's
-    cache. A local build is therefore cached under its own ``build_sha256``."""
-    from datasets import load_dataset
-
-    options = {}
-    if build_sha256 and Path(dataset).is_dir():
-        options["cache_dir"] = build_cache_dir(build_sha256)
-    try:
-        return load_dataset(dataset, split="test", **options)
-    except FileNotFoundError as exc:
-        raise UserError(f"dataset {dataset!r} not found: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - datasets raises many types for unreachable/bad repos
-        raise UserError(f"cannot load dataset {dataset!r}: {type(exc).__name__}: {exc}") from None
-
-
-def dataset_info(dataset: str) -> dict:
-    """What a results file records about the data: id, sha256 of every shard, of the whole build, and whether it is
-    a questions-only set (with the digest of the full build it came from)."""
-    from hypergvl_dataset.questions import MARKER, build_digest, file_digests, questions_only_info
-
-    path = Path(dataset)
-    if path.is_dir():
-        digests, q = file_digests(path), questions_only_info(path)
-    else:  # a Hub id: the card's table of shard digests and the marker file, when they can be fetched
-        import re
-
-        card = _hub_file(dataset, "README.md")
-        digests = dict(re.findall(r"\| `(data/[^`]+)` \| `([0-9a-f]{64})` \|", card.read_text() if card else ""))
-        marker = _hub_file(dataset, MARKER)
-        q = questions_only_info(marker.parent) if marker is not None else None
-    return {"id": dataset, "sha256": digests, "build_sha256": build_digest(digests) if digests else None,
-            "questions_only": q is not None, "full_build_sha256": q["full_build_sha256"] if q else None}
-
-
-def _hub_file(dataset: str, name: str) -> Path | None:
-    """The local copy of a file of a Hub dataset repository; None when it cannot be fetched (offline, no such
-    repository or file: the digests are informative)."""
-    try:
-        from huggingface_hub import hf_hub_download
-
-        return Path(hf_hub_download(dataset, name, repo_type="dataset"))
-    except Exception:  # noqa: BLE001
-        return None
-
-
 @dataclass(frozen=True)
 class Selection:
     """Which samples a run answers. Every field is recorded in ``results.json``; shards of one run differ only in
@@ -125,7 +68,7 @@ class Selection:
     shard: tuple[int, int] | None = None  # (index, count)
 
     def __post_init__(self):
-        from hypergvl_dataset.tasks import TASKS, config_name
+        from hypergvl.tasks import TASKS, config_name
 
         # a code in any case, or its dataset config name (osp, 3cl), as load_dataset(..., "osp") spells it
         spelled = {**{c.lower(): c for c in TASKS}, **{config_name(c): c for c in TASKS}}
@@ -146,7 +89,7 @@ class Selection:
 
     @property
     def text_only(self) -> bool:
-        from hypergvl_dataset.builder import TEXT_ONLY
+        from hypergvl.builder import TEXT_ONLY
 
         return self.visual_reps == (TEXT_ONLY,)
 
@@ -174,7 +117,7 @@ def selection_digest(ids) -> str:
 def plan(rows, selection: Selection):
     """``(vqa, indices, routing_name, full_ids)``: the expanded samples, the numbers of those this run (or shard)
     answers, the routing policy's name, and the ids of the whole selection before sharding."""
-    from hypergvl_dataset.builder import expand
+    from hypergvl.builder import expand
 
     if selection.tasks:
         wanted = set(selection.tasks)
@@ -184,10 +127,8 @@ def plan(rows, selection: Selection):
     if selection.routing is None:
         indices = list(range(len(vqa)))
     else:
-        try:
-            from router.policies import make_policy
-        except ModuleNotFoundError as exc:
-            raise UserError(f"--routing needs the router package ({exc})") from None
+        from .routing import make_policy  # here: the baselines it loads cost 0.2 s that unrouted runs never need
+
         try:
             policy = make_policy(selection.routing)
         except ValueError as exc:
@@ -211,59 +152,6 @@ def plan(rows, selection: Selection):
 
 
 # ================================================================================================ run log
-def _drop_partial_tail(path: Path) -> None:
-    """Cut a last line left unfinished by a crash, so appending starts on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with open(path, "rb+") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 1))
-        if f.read(1) == b"\n":
-            return
-        f.seek(0)
-        data = f.read()
-        f.truncate(data.rfind(b"\n") + 1)
-
-
-def log_files(out: Path) -> list[Path]:
-    """The merged log first, then every rank's (from any world size)."""
-    return [p for p in [out / LOG] if p.exists()] + sorted(out.glob("samples.rank*.jsonl"))
-
-
-def read_records(paths) -> dict[str, dict]:
-    """Records by sample id over several logs (the first copy wins); a last line cut short by a crash is skipped,
-    any other damaged line refused (:func:`hypergvl_dataset.runlog.iter_log`)."""
-    done: dict[str, dict] = {}
-    for path in paths:
-        for _, rec in iter_log(path):
-            done.setdefault(rec["id"], rec)
-    return done
-
-
-def write_log(path: Path, records: dict[str, dict]) -> None:
-    """All records, sorted by id, written atomically."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for key in sorted(records):
-            f.write(json.dumps(records[key], ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def consolidate(out: Path) -> dict[str, dict]:
-    """Merge the rank logs into ``samples.jsonl`` (atomically, then remove them); returns every record."""
-    files = log_files(out)
-    records = read_records(files)
-    ranks = [p for p in files if p.name != LOG]
-    if ranks:
-        write_log(out / LOG, records)
-        for p in ranks:
-            p.unlink()
-    return records
-
-
 def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = True) -> None:
     """Record in ``out/run.json`` which model and build the folder's answers come from, or refuse a folder that
     holds another run's (resuming it would mix two models' answers in one submission)."""
@@ -284,9 +172,7 @@ def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = Tr
     out.mkdir(parents=True, exist_ok=True)
     if log_files(out):
         raise UserError(f"{out} holds answers of an unknown run (no {RUN}); choose another --out")
-    tmp = out / f".{RUN}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(mine, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_json(path, mine)
 
 
 # ================================================================================================ results
@@ -325,11 +211,11 @@ def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: 
     ``scorer_version`` (the grading rules that made ``scores``; None unscored); ``num_samples`` (answered here);
     ``scores`` (the ``hypergvl_accuracy`` output, or None unscored); ``generation`` (the decoding settings the
     adapter used, None for the baselines); ``finish_reasons`` and ``truncated_share`` (:func:`finish_stats`);
-    ``mean_latency_s``; ``provenance`` (:func:`hypergvl_dataset.provenance.provenance` of ``config``, device).
+    ``mean_latency_s``; ``provenance`` (:func:`hypergvl.provenance.provenance` of ``config``, device).
     Readers accept files written before ``scorer_version``, ``generation``, the finish statistics and
     ``provenance`` existed."""
-    from hypergvl_dataset.answers import SCORER_VERSION
-    from hypergvl_dataset.provenance import provenance
+    from hypergvl.answers import SCORER_VERSION
+    from hypergvl.provenance import provenance
 
     recs = [records[k] for k in sorted(records)]
     scored = bool(recs) and all("reference" in r for r in recs)
@@ -339,9 +225,7 @@ def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: 
                "generation": generation, **finish_stats(recs),
                "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None,
                "provenance": provenance(config, device=device)}
-    tmp = out / f".{RESULTS}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, out / RESULTS)
+    write_json(out / RESULTS, results, sort_keys=True)
     return results
 
 
@@ -370,7 +254,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     Returns the results (None on the non-main ranks of a distributed run)."""
     from tqdm.auto import tqdm
 
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     from . import baselines  # noqa: F401 - registers baseline:*
     from .adapters import Sample, finish_reason, make_adapter
@@ -404,7 +288,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
         state.wait_for_everyone()  # every rank has read the same files before any rank appends
     todo = [k for k in indices if vqa.sample_id(k) not in done][rank::world]
     log = out / (f"samples.rank{rank}.jsonl" if state is not None else LOG)
-    _drop_partial_tail(log)
+    drop_partial_tail(log)
 
     def load(ks: list[int]):
         items = [vqa[k] for k in ks]
@@ -544,7 +428,7 @@ def score_run(run: Path, dataset: str, out: Path) -> dict:
     current ``scorer_version``: a run over a questions-only set against the full build it was stripped from, or a
     run scored under older grading rules (its earlier verdicts are replaced; its responses are never asked again).
     Logs and results written before ``finish_reason``, ``scorer_version`` or ``provenance`` existed are read."""
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     res, recs = _load_run(run)
     full = dataset_info(dataset)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from hypergvl_dataset.tasks import REASONING, TASK_CODES, UNDERSTANDING
+from hypergvl.tasks import REASONING, TASK_CODES, UNDERSTANDING
 
 PATH = Path(__file__).with_name("paper_results.json")
 COLUMNS = (*TASK_CODES, "Avg.U", "Avg.R")

@@ -1,6 +1,6 @@
 """The harness's data path: samples prepared ahead of the model, answers taken as they arrive.
 
-DESIGN.md: "The model, not the data pipeline, should be the bottleneck: prepare the next samples while the current
+docs/design.md: "The model, not the data pipeline, should be the bottleneck: prepare the next samples while the current
 ones are answered." Two stages:
 
 * :func:`prefetch` reads rows, images and prompts (and runs an adapter's ``prepare``, e.g. the transformers

@@ -20,7 +20,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from hypergvl_dataset.cli import UserError
+from hypergvl.cli import UserError
 
 PROBE_S = 2.0
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}$")

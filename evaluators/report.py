@@ -11,38 +11,33 @@ one row per representation (7 textual, then 5 visual), one column per task (sec.
 * ``fig4_scale.png``: Avg.U and Avg.R by scale (small, medium, large), synthetic (solid) against real (dashed)
   hypergraphs, one colour per run (sec. 3.5, Fig. 4).
 
-With ``--paper``, the paper's own numbers (:mod:`evaluators.paper`) beside ours, every such row labelled
+With ``--paper``, the paper's own numbers (:mod:`hypergvl.evaluators.paper`) beside ours, every such row labelled
 ``paper (Table N)`` (:func:`paper_tables`).
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from pathlib import Path
 
-from hypergvl_dataset.cli import UserError, command
-from hypergvl_dataset.tasks import TASK_CODES
+from hypergvl.atomic import atomic_path
+from hypergvl.builder import TEXT_LABELS, VISUAL_LABELS
+from hypergvl.cli import UserError, command
+from hypergvl.tasks import TASK_CODES
 
 from .paper import COLUMNS, load as load_paper, match
+from .run_folder import read_results
 
-TEXT_NAMES = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh",
-              "ho_inc": "HO-Inc", "n_set": "N-Set", "inc_mat": "Inc-Mat"}
-VISUAL_NAMES = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
 
 
 def load_results(path: Path) -> dict:
-    path = path / "results.json" if path.is_dir() else path
+    res = read_results(path)
+    if res.get("scored") is False:
+        raise UserError(f"{path} holds unscored responses (a questions-only set): score them first with "
+                        "`hypergvl score RUN --dataset FULL_BUILD --out DIR`")
     try:
-        res = json.loads(path.read_text())
-        if res.get("scored") is False:
-            raise UserError(f"{path} holds unscored responses (a questions-only set): score them first with "
-                            "`hypergvl score RUN --dataset FULL_BUILD --out DIR`")
         res["scores"]["per_task"], res["model"]["name"]
-    except FileNotFoundError:
-        raise UserError(f"no results file at {path}") from None
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise UserError(f"{path} is not a hypergvl evaluate results.json ({exc})") from None
+    except (KeyError, TypeError) as exc:
+        raise UserError(f"{path} is not a hypergvl evaluate results.json (no {exc})") from None
     return res
 
 
@@ -114,14 +109,14 @@ def table4(result: dict) -> str:
 def _by_rep(result: dict) -> list[tuple[str, dict]]:
     """(paper label, scores) of each representation the run has: 7 textual, then 5 visual, in the paper's names."""
     s = result["scores"]
-    return [(name, s[key][rep]) for key, names in (("by_text_rep", TEXT_NAMES), ("by_visual_rep", VISUAL_NAMES))
+    return [(name, s[key][rep]) for key, names in (("by_text_rep", TEXT_LABELS), ("by_visual_rep", VISUAL_LABELS))
             for rep, name in names.items() if s.get(key, {}).get(rep)]
 
 
 def paper_tables(results: list[dict]) -> str:
     """``--paper``: the numbers printed in HyperGVL Tables 3 and 4 beside ours, each such row labelled
     ``paper (Table N)``; they are the paper's, not re-scored here. Table 3: under each run with images whose model
-    is one of the paper's (:func:`evaluators.paper.match`), that model's row; when some run is none of them, all the
+    is one of the paper's (:func:`hypergvl.evaluators.paper.match`), that model's row; when some run is none of them, all the
     paper's rows follow for reference. Table 4 (the paper's means over its 12 LVLMs, sec. 3.4): under each of our
     representation rows, the paper's row for the same representation. Text-only runs are not matched: the paper's
     sec. 3.3 LLM results are a figure only (Fig. 3), with no numbers in its text."""
@@ -157,7 +152,7 @@ def heatmap(result: dict, path: Path) -> None:
     import numpy as np
 
     s = result["scores"]
-    cols = [(k, rep, label) for k, names in (("by_text_rep", TEXT_NAMES), ("by_visual_rep", VISUAL_NAMES))
+    cols = [(k, rep, label) for k, names in (("by_text_rep", TEXT_LABELS), ("by_visual_rep", VISUAL_LABELS))
             for rep, label in names.items() if rep in s.get(k, {})]
     grid = np.full((len(TASK_CODES), len(cols)), np.nan)
     for j, (k, rep, _) in enumerate(cols):
@@ -190,9 +185,8 @@ def _figure(width: float, height: float):
 
 def _save(fig, path: Path) -> None:
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", metadata={"Software": None})
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", metadata={"Software": None})
 
 
 def lvlm_vs_llm(results: list[dict], path: Path) -> bool:

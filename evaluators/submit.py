@@ -9,7 +9,6 @@ only to a Space on the Hub (an ORG/NAME id or an https URL on huggingface.co or 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import sys
@@ -18,9 +17,11 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlparse
 
-from hypergvl_dataset.cli import UserError, command
+from hypergvl.cli import UserError, command
 
-RUN_FILES = ("samples.jsonl", "results.json")
+from .run_folder import LOG, RESULTS, read_results
+
+RUN_FILES = (LOG, RESULTS)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SCORES = re.compile(r"accuracy (-|\d+\.\d+), Avg\.U (-|\d+\.\d+), Avg\.R (-|\d+\.\d+)")
 _HUB_HOSTS = ("huggingface.co", "hf.space")
@@ -62,12 +63,12 @@ def _read_run(run: Path) -> tuple[str, str]:
     for name in RUN_FILES:
         if not (run / name).is_file():
             raise UserError(f"{run} has no {name}: submit the folder `hypergvl evaluate --out` wrote")
+    results = read_results(run)
     try:
-        results = json.loads((run / "results.json").read_text())
         policy = (results.get("selection") or {}).get("routing")
         text_only = bool(results.get("text_only"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
-        raise UserError(f"{run / 'results.json'} is not a hypergvl evaluate results.json ({exc})") from None
+    except AttributeError as exc:
+        raise UserError(f"{run / RESULTS} is not a hypergvl evaluate results.json ({exc})") from None
     if policy:
         return "routed", str(policy).partition(":")[0]  # "rand:0" -> the leaderboard's policy "rand"
     return ("text-only" if text_only else "vision"), ""

@@ -2,19 +2,30 @@
 
 ``Hypergraph`` -> task instance (params, answer) -> representations (text, image) -> rows -> responses ->
 verification. Each stage is a pure function of the previous one plus a seed.
-"""
-from .hypergraph import Hypergraph
-from .tasks import TASKS, generate_problem, get_task, score_response
 
-__all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_response"]
+This package (the repository's ``hypergvl_dataset/``) is the namespace of the whole suite: the layers above it are
+its subpackages ``hypergvl.models`` (``models/``), ``hypergvl.evaluators``, ``hypergvl.router`` and
+``hypergvl.space``. Its names are imported when first used, so that ``import hypergvl.models`` does not pay for
+the task generators (networkx) it never needs.
+"""
+__all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_response", "expand"]
 __version__ = "0.1.0"
 
 
+def __getattr__(name: str):
+    if name == "Hypergraph":
+        from .hypergraph import Hypergraph
+
+        return Hypergraph
+    if name in ("TASKS", "generate_problem", "get_task", "score_response"):
+        from . import tasks
+
+        return getattr(tasks, name)
+    raise AttributeError(f"module 'hypergvl' has no attribute {name!r}")
+
+
 def expand(dataset, text_reps=None, visual_reps=None, *, decode_images=True):
-    """Meta-problem rows -> 35 vision-language QA samples each (see :func:`hypergvl_dataset.builder.expand`)."""
+    """Meta-problem rows -> 35 vision-language QA samples each (see :func:`hypergvl.builder.expand`)."""
     from .builder import expand as _expand
 
     return _expand(dataset, text_reps, visual_reps, decode_images=decode_images)
-
-
-__all__.append("expand")

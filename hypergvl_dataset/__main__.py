@@ -1,4 +1,4 @@
-"""`python -m hypergvl_dataset` is the `hypergvl` command."""
+"""`python -m hypergvl` is the `hypergvl` command."""
 import sys
 
 from .cli import main

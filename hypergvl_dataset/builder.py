@@ -28,6 +28,7 @@ from typing import Iterator, Sequence
 
 from .cli import UserError, command
 from .answers import SCORER_VERSION
+from .atomic import atomic_path, write_json, write_text
 from .tasks import TASK_CODES, config_name, generate_problem, get_task
 
 MANIFEST = ".hypergvl-build.json"
@@ -35,12 +36,18 @@ SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
 TEXT_COLUMNS = ("text_lo_inc", "text_n_pair", "text_adj_mat", "text_ho_neigh", "text_ho_inc", "text_n_set",
                 "text_inc_mat")
 VISUAL_REPS = ("enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp")
+#: how tables, figures and the Space name each representation (HyperGVL's own spelling)
+TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh", "ho_inc": "HO-Inc",
+               "n_set": "N-Set", "inc_mat": "Inc-Mat"}
+VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
+#: the 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
+COMBINATIONS: tuple[tuple[str, str], ...] = tuple((c.removeprefix("text_"), v) for c in TEXT_COLUMNS for v in VISUAL_REPS)
 TEXT_ONLY = "none"  # the visual "representation" of a text-only sample (an LLM's prompt, HyperGVL sec. 3.3)
 BUILD_FORMAT = 1
 
 
 def features():
-    """The row schema of DESIGN.md as ``datasets.Features``."""
+    """The row schema of docs/design.md as ``datasets.Features``."""
     from datasets import Features, Image, Value
 
     cols = {"id": Value("string"), "task": Value("string"), "level": Value("int32"), "source": Value("string"),
@@ -172,12 +179,11 @@ def _write_shard(args: tuple[str, int, Shard]) -> tuple[str, int]:
     out, seed, shard = args
     final = Path(out) / shard.relpath
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
     feats = features()
     rows = [build_row(seed, spec) for spec in shard.rows]
     table = pa.Table.from_pylist(rows, schema=feats.arrow_schema)
-    pq.write_table(table, tmp, compression="zstd", row_group_size=len(rows))
-    os.replace(tmp, final)
+    with atomic_path(final) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=len(rows))
     return shard.relpath, len(rows)
 
 
@@ -195,24 +201,11 @@ def _check_out(cfg: BuildConfig) -> None:
             raise UserError(f"--out {out} holds a build with other settings{shown}; use another folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _atomic_write(manifest, json.dumps(cfg.settings(), indent=2, sort_keys=True) + "\n",
-                      mode=0o600 if cfg.secret_seed else None)
+        write_json(manifest, cfg.settings(), sort_keys=True, mode=0o600 if cfg.secret_seed else None)
     except OSError as exc:
         raise UserError(f"cannot write to {out}: {exc.strerror or exc}") from None
     for stale in out.glob("data/*/.*.tmp-*"):
         stale.unlink()
-
-
-def _atomic_write(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to a temporary file and rename it over ``path``; ``mode`` (e.g. 0o600) from the start."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    if mode is None:
-        tmp.write_text(text, encoding="utf-8")
-    else:
-        tmp.unlink(missing_ok=True)
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "w", encoding="utf-8") as f:
-            f.write(text)
-    os.replace(tmp, path)
 
 
 def _preflight_sources(cfg: BuildConfig) -> None:
@@ -256,7 +249,7 @@ def build(cfg: BuildConfig, progress: bool = True) -> Path:
     finally:
         bar.close()
     card = cfg.out / "README.md"
-    _atomic_write(card, dataset_card(cfg, shards))
+    write_text(card, dataset_card(cfg, shards))
     return card
 
 
@@ -310,13 +303,13 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
     lines = ["---", yaml.safe_dump(front, sort_keys=False).strip(), "---", "",
              "# HyperGVL: hypergraph understanding and reasoning for vision-language models", "",
              f"{n_rows} meta problems over {len(cfg.tasks)} tasks; each has 7 textual and 5 visual representations, "
-             f"i.e. {35 * n_rows} vision-language QA samples (`hypergvl_dataset.expand`). Built by `hypergvl build` "
+             f"i.e. {35 * n_rows} vision-language QA samples (`hypergvl.expand`). Built by `hypergvl build` "
              + ("with a secret seed" if cfg.secret_seed else f"with seed {cfg.seed}") + f", {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}"
              + (f" (falling back to {', '.join(cfg.fallback_sources)})" if cfg.fallback_sources else "") + ".", "",
              "## Loading", "", "```python", "from datasets import load_dataset",
              'ds = load_dataset("hypergvl", split="test")             # all tasks (from this folder\'s parent, or a Hub id)',
              'osp = load_dataset("hypergvl", "osp", split="test")     # one task: ' + ", ".join(config_name(t) for t in cfg.tasks),
-             "from hypergvl_dataset import expand",
+             "from hypergvl import expand",
              "vqa = expand(ds)                                         # 35 QA samples per row, lazily", "```", "",
              "## Row schema", "",
              "| column | meaning |", "| --- | --- |",
@@ -382,7 +375,7 @@ class ExpandedDataset:
 
     ``visual_reps=("none",)`` (:data:`TEXT_ONLY`) gives text-only samples (``image`` None) for LLMs (HyperGVL sec.
     3.3). With ``decode_images=False`` an image is its encoded PNG bytes (for a server that takes the PNG as is, or
-    a loader that decodes in a worker). A questions-only build (:mod:`hypergvl_dataset.questions`) has no
+    a loader that decodes in a worker). A questions-only build (:mod:`hypergvl.questions`) has no
     ``reference`` column: its samples carry ``reference`` None."""
 
     def __init__(self, dataset, text_reps: Sequence[str], visual_reps: Sequence[str], decode_images: bool = True):

@@ -5,9 +5,22 @@ import argparse
 import functools
 import json
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
-COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+from .registry import Registry
+
+
+class Command(NamedTuple):
+    """A subcommand: parsed here (``configure`` adds its flags, ``run`` gets the parsed arguments), or delegated to
+    modules that parse their own (``targets``: sub-name, or "" for none, to module; see :func:`delegate`)."""
+
+    summary: str
+    configure: Callable[[argparse.ArgumentParser], None] | None = None
+    run: Callable[[argparse.Namespace], int] | None = None
+    targets: dict[str, str] | None = None
+
+
+COMMANDS: Registry[Command] = Registry("command")
 
 
 class UserError(Exception):
@@ -16,9 +29,7 @@ class UserError(Exception):
 
 def command(name: str, configure: Callable[[argparse.ArgumentParser], None]):
     def deco(run: Callable[[argparse.Namespace], int]):
-        if name in COMMANDS:
-            raise ValueError(f"command {name!r} registered twice")
-        COMMANDS[name] = (configure, run)
+        COMMANDS.register(name, Command((run.__doc__ or "").strip().splitlines()[0], configure, run))
         return run
     return deco
 
@@ -54,8 +65,43 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------ delegated commands
+
+
+def delegate(name: str, summary: str, target: str | dict[str, str]) -> None:
+    """Register ``hypergvl NAME [ARGS...]`` as the ``main(argv)`` of the module ``target``, or ``hypergvl NAME
+    SUB [ARGS...]`` of ``target[SUB]`` for a group of commands. The module is imported only when
+    the command runs and parses its own flags, so ``hypergvl NAME --help`` is its help; ``python -m MODULE`` stays
+    an alias."""
+    COMMANDS.register(name, Command(summary, targets={"": target} if isinstance(target, str) else dict(target)))
+
+
+def _run_delegated(name: str, argv: list[str]) -> int:
+    import importlib
+
+    summary, targets = COMMANDS[name].summary, COMMANDS[name].targets
+    if "" in targets:
+        module, rest = targets[""], argv
+    else:
+        usage = f"usage: hypergvl {name} {{{','.join(targets)}}} [ARGS ...]"
+        if not argv or argv[0] in ("-h", "--help"):
+            print(f"{usage}\n\n{summary}\n\n" + "\n".join(
+                f"  hypergvl {name} {sub:<9} python -m {mod}" for sub, mod in targets.items())
+                + f"\n\nEach command's own flags: hypergvl {name} SUB --help", file=sys.stdout if argv else sys.stderr)
+            return 0 if argv else 2
+        if argv[0] not in targets:
+            print(f"{usage}\nhypergvl {name}: error: unknown command {argv[0]!r} (choose from {', '.join(targets)})",
+                  file=sys.stderr)
+            return 2
+        module, rest = targets[argv[0]], argv[1:]
+    return int(importlib.import_module(module).main(list(rest)) or 0)
+
+
+delegate("demo", "Build a small benchmark, score the two baselines on it, print the report (make demo).",
+         "hypergvl.demo")
+
 ENTRY_POINT_GROUP = "hypergvl.commands"
-CORE_COMMANDS = ("hypergvl_dataset.builder", "hypergvl_dataset.questions")  # this layer's own
+CORE_COMMANDS = ("hypergvl.builder", "hypergvl.questions")  # this layer's own
 
 
 def _load_plugins() -> None:
@@ -105,12 +151,16 @@ def releases_process_group(entry: Callable[..., int]) -> Callable[..., int]:
 @releases_process_group
 def main(argv: list[str] | None = None) -> int:
     _load_plugins()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS and COMMANDS[argv[0]].targets:
+        return _run_delegated(argv[0], argv[1:])
     parser = argparse.ArgumentParser(prog="hypergvl", description="HyperGVL benchmark tools")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (configure, run) in COMMANDS.items():
-        p = sub.add_parser(name, help=(run.__doc__ or "").strip().splitlines()[0])
-        configure(p)
-        p.set_defaults(_run=run)
+    for name, cmd in COMMANDS.items():
+        p = sub.add_parser(name, help=cmd.summary, add_help=cmd.targets is None)
+        if cmd.targets is None:
+            cmd.configure(p)
+            p.set_defaults(_run=cmd.run)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
@@ -123,6 +173,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # run the importable module, so plugins register into the same COMMANDS
-    from hypergvl_dataset.cli import main as _main
+    from hypergvl.cli import main as _main
 
     sys.exit(_main())

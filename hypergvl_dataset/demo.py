@@ -1,6 +1,6 @@
 """``make demo``: build a small HyperGVL benchmark, score the two baselines on it, print the Table 3-style report.
 
-    python -m hypergvl_dataset.demo [--out demo_out] [--per-task 4]
+    hypergvl demo [--out demo_out] [--per-task 4]
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ def run(argv: list[str]) -> None:
         sys.exit(rc)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="hypergvl demo", description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("demo_out"))
     p.add_argument("--per-task", type=int, default=4)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     bench = args.out / "hypergvl"
     run(["sample", "--task", "HHM", "--seed", "0", "--scale", "small"])
     run(["build", "--out", str(bench), "--per-task", str(args.per_task)])

@@ -6,7 +6,7 @@ commit that produced it and regenerated::
 
     {"commit": "a634353...", "dirty": false, "package": "hypergvl 0.1.0",
      "versions": {"python": "3.11.7", "torch": "2.14.1", "transformers": "5.24.0", "torch_geometric": "2.8.1", ...},
-     "config": {...}, "command": ["python", "-m", "models.train", ...], "seeds": [0, 1], "device": "cpu",
+     "config": {...}, "command": ["python", "-m", "hypergvl.models.train", ...], "seeds": [0, 1], "device": "cpu",
      "created": "2026-12-02T16:40:00+00:00"}
 
 ``commit`` is the checkout's ``git rev-parse HEAD`` (``None`` outside a git checkout, e.g. an installed wheel;

@@ -18,10 +18,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 from pathlib import Path
 
-from .builder import _atomic_write, _sha256
+from .atomic import atomic_path, write_json, write_text
+from .builder import _sha256
 from .cli import UserError, command
 
 ANSWER_COLUMNS = ("answer", "reference", "params")
@@ -76,14 +76,13 @@ def strip_build(src: Path, out: Path) -> Path:
         table = table.drop_columns([c for c in ANSWER_COLUMNS if c in table.column_names])
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        pq.write_table(table, tmp)
-        os.replace(tmp, target)
+        with atomic_path(target) as tmp:
+            pq.write_table(table, tmp)
     files = file_digests(out)
     front = _front_matter(src)
     full = build_digest(digests)
     info = {"format": FORMAT, "full_build_sha256": full, "files": files}
-    _atomic_write(out / MARKER, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    write_json(out / MARKER, info, sort_keys=True)
     card = ["---", yaml.safe_dump(front, sort_keys=False).strip(), "---", "",
             "# HyperGVL (questions only)", "",
             f"The prompts' inputs of a HyperGVL build: {', '.join(f'`{c}`' for c in ANSWER_COLUMNS)} are removed. "
@@ -92,7 +91,7 @@ def strip_build(src: Path, out: Path) -> Path:
             f"Full build sha256 (over its shards' digests): `{full}`", "",
             "## Files", "", "| file | sha256 |", "| --- | --- |"]
     card += [f"| `{k}` | `{v}` |" for k, v in sorted(files.items())]
-    _atomic_write(out / "README.md", "\n".join(card) + "\n")
+    write_text(out / "README.md", "\n".join(card) + "\n")
     return out
 
 

@@ -47,7 +47,7 @@ metadata text, deflated by zlib-ng (:func:`_encode_png`). The same input gives b
 the caller's rcParams. ``benchmarks/render.py`` measures the speed and size against plain ``networkx.draw`` +
 ``savefig``.
 
->>> from hypergvl_dataset.hypergraph import Hypergraph
+>>> from hypergvl.hypergraph import Hypergraph
 >>> png = render("enc_hy", Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]]))
 >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
 True
@@ -78,7 +78,8 @@ from PIL import Image
 from scipy.spatial import ConvexHull
 from zlib_ng import zlib_ng
 
-from hypergvl_dataset.hypergraph import Hypergraph
+from hypergvl.hypergraph import Hypergraph
+from hypergvl.registry import Registry
 
 __all__ = ["RENDERERS", "Renderer", "register_renderer", "render", "hyperedge_colour", "WIDTH", "HEIGHT", "DPI"]
 
@@ -522,16 +523,14 @@ class Renderer:
         return _render_png(self.draw, h, h2)
 
 
-RENDERERS: dict[str, Renderer] = {}
+RENDERERS: Registry[Renderer] = Registry("visual representation")
 
 
 def register_renderer(name: str) -> Callable[[DrawFn], DrawFn]:
     """Register ``draw(panel, h)`` as visual representation ``name`` (the dataset column is ``image_<name>``)."""
 
     def deco(fn: DrawFn) -> DrawFn:
-        if name in RENDERERS:
-            raise ValueError(f"renderer {name!r} is already registered")
-        RENDERERS[name] = Renderer(name, fn)
+        RENDERERS.register(name, Renderer(name, fn))
         return fn
 
     return deco
@@ -540,11 +539,7 @@ def register_renderer(name: str) -> Callable[[DrawFn], DrawFn]:
 def render(name: str, h: Hypergraph, h2: Hypergraph | None = None) -> bytes:
     """PNG bytes (1400x1100 pixels, 150 DPI) of ``h`` in visual representation ``name``; with ``h2`` the ISM form:
     H = ``h`` on the left, G = ``h2`` on the right (HyperGVL D.3, E.2.3)."""
-    try:
-        renderer = RENDERERS[name]
-    except KeyError:
-        raise ValueError(f"unknown visual representation {name!r}; choose one of {sorted(RENDERERS)}") from None
-    return renderer(h, h2)
+    return RENDERERS[name](h, h2)
 
 
 _LOCAL = threading.local()

@@ -1,6 +1,6 @@
 """A restricted unpickler for data files that come from outside the project.
 
-DESIGN.md (Conventions): "Unpickling data from outside uses a restricted unpickler (builtins containers,
+docs/design.md (Conventions): "Unpickling data from outside uses a restricted unpickler (builtins containers,
 numpy arrays/dtypes, scipy sparse matrices only)." A pickle can name any importable callable and call it
 (``__reduce__`` -> ``os.system``), so :func:`safe_load` resolves only the globals listed below and refuses
 everything else with :class:`pickle.UnpicklingError` naming the refused ``module.name`` — before anything

@@ -1,6 +1,6 @@
 """Exact solvers and plan checkers for the HyperGVL tasks (appendix C), written from the definitions.
 
-The definitions the paper leaves loose are fixed as in DESIGN.md:
+The definitions the paper leaves loose are fixed as in docs/design.md:
 
 * OSP: a path is a sequence of hyperedges, consecutive ones sharing a vertex, the first containing the source and
   the last the target; its length is the sum of the orders of its hyperedges.

@@ -39,7 +39,7 @@ Every source is loaded through one code path from a *base location*: the ``base`
 environment variable (``HYPERGVL_HYPERGCN_ROOT`` / ``HYPERGVL_HYPERGRAPHX_ROOT``), else its default (HyperGCN's
 raw-files URL; the installed ``hypergraphx`` distribution). A base that is a URL (``https://``, ``file://``)
 is read with :mod:`urllib`, anything else as a local folder; pickles go through
-:func:`hypergvl_dataset.safe_pickle.safe_load`. A source hypergraph keeps the file's hyperedge list as published
+:func:`hypergvl.safe_pickle.safe_load`. A source hypergraph keeps the file's hyperedge list as published
 (so its counts match the upstream statistics, duplicates included); sampled instances never contain duplicates.
 """
 from __future__ import annotations
@@ -61,6 +61,7 @@ import scipy.sparse.csgraph
 
 from .generators import sample_num_vertices
 from .hypergraph import Hypergraph
+from .registry import Registry
 from .safe_pickle import safe_load
 
 __all__ = ["SourceSpec", "SourceFileError", "SOURCES", "register_source", "get_source", "read_bytes",
@@ -104,7 +105,7 @@ class SourceSpec:
         return os.environ.get(self.env_var) or self.default_base()
 
 
-SOURCES: dict[str, SourceSpec] = {}
+SOURCES: Registry[SourceSpec] = Registry("source")
 
 
 def register_source(name: str, *, domain: str, description: str, licence: str, citation: str, env_var: str,
@@ -112,19 +113,15 @@ def register_source(name: str, *, domain: str, description: str, licence: str, c
     """Decorator registering ``parse(read) -> Hypergraph`` as source ``name``; duplicate names are rejected."""
 
     def decorator(parse: Callable[[Callable[[str], bytes]], Hypergraph]):
-        if name in SOURCES:
-            raise ValueError(f"source {name!r} is already registered")
-        SOURCES[name] = SourceSpec(name, domain, description, licence, citation, env_var, default_base, parse)
+        SOURCES.register(name, SourceSpec(name, domain, description, licence, citation, env_var, default_base, parse))
         return parse
 
     return decorator
 
 
 def get_source(name: str) -> SourceSpec:
-    try:
-        return SOURCES[name]
-    except KeyError:
-        raise ValueError(f"unknown source {name!r}; choose one of: {', '.join(sorted(SOURCES))}") from None
+    """The registered source ``name``; an unknown name raises :class:`~hypergvl.registry.UnknownName` listing them."""
+    return SOURCES[name]
 
 
 def read_bytes(base: str | os.PathLike, relpath: str) -> bytes:

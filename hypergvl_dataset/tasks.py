@@ -4,7 +4,7 @@ solver producing the canonical answer, a tolerant parser and a verifier.
 Table 2: VC, HEC, Ne (Level-1); DVC, OEC, ONe (Level-2); OSP, OMF, ISM (Level-3, polynomial); 3-CL, SHC, HHM
 (Level-4, NP-hard planning). A task is registered by its paper code with ``@register_task``.
 
-A *meta problem* row (DESIGN.md schema, minus text/image columns) is made by :func:`generate_problem`; its
+A *meta problem* row (docs/design.md schema, minus text/image columns) is made by :func:`generate_problem`; its
 ``reference`` column is everything :func:`score_response` needs to verify any response, planning answers included
 (the verifier accepts every valid plan, not only the generated one).
 """
@@ -21,6 +21,7 @@ import numpy as np
 
 from . import answers, generators, solvers, text
 from .hypergraph import Hypergraph
+from .registry import Registry
 
 __all__ = ["TASKS", "TASK_CODES", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task", "get_task",
            "generate_problem", "score_response", "parse_reference", "config_name"]
@@ -95,21 +96,18 @@ class Task:
         return generate_problem(self.code, seed, scale, source, index)
 
 
-TASKS: dict[str, Task] = {}
+TASKS: Registry[Task] = Registry("task")
 
 
 def register_task(cls: type[Task]) -> type[Task]:
-    if cls.code in TASKS:
-        raise ValueError(f"task {cls.code!r} registered twice")
-    TASKS[cls.code] = cls()
+    """Register one instance of ``cls`` under its paper code (``cls.code``); returns the class."""
+    TASKS.register(cls.code, cls())
     return cls
 
 
 def get_task(code: str) -> Task:
-    try:
-        return TASKS[code]
-    except KeyError:
-        raise ValueError(f"unknown task {code!r}; choose one of {', '.join(TASKS)}") from None
+    """The task of a paper code; an unknown code raises :class:`~hypergvl.registry.UnknownName` listing the codes."""
+    return TASKS[code]
 
 
 def config_name(code: str) -> str:
@@ -329,7 +327,7 @@ class ThreeColoring(Task):
         return Instance(h, {}, hint=colours)
 
     def from_real(self, h, rng, variant):
-        # 3-CL instances have no order-1 hyperedge (DESIGN.md): drop them; they constrain nothing
+        # 3-CL instances have no order-1 hyperedge (docs/design.md): drop them; they constrain nothing
         h = Hypergraph(h.num_vertices, [e for e in h.hyperedges if len(e) >= 2])
         if not h.hyperedges or not h.is_connected():
             return None
@@ -518,7 +516,7 @@ def make_instance(code: str, seed: int, scale: str, source: str = "synthetic", i
 def generate_problem(code: str, seed: int, scale: str = "small", source: str = "synthetic",
                      index: int | None = None, real_source: str | None = None, variant: int | None = None,
                      real_sources: tuple[str, ...] | None = None) -> dict:
-    """One meta problem as a row of the DESIGN.md schema, without the image columns."""
+    """One meta problem as a row of the docs/design.md schema, without the image columns."""
     task = get_task(code)
     inst, origin = make_instance(code, seed, scale, source, index, real_source, variant, real_sources)
     answer = task.solve(inst)

@@ -19,6 +19,7 @@ import re
 from typing import Callable
 
 from .hypergraph import Hypergraph
+from .registry import Registry
 
 __all__ = ["TEXT_REPS", "LOSSLESS", "encode", "parse", "parse_ism", "ism_text", "text_columns", "register_text_rep"]
 
@@ -48,27 +49,19 @@ def _plural(items: list[str], one: str, many: str) -> str:
 
 
 TextEncoder = Callable[[Hypergraph, str], str]
-TEXT_REPS: dict[str, TextEncoder] = {}
-_PARSERS: dict[str, Callable[[str], Hypergraph]] = {}
+TEXT_REPS: Registry[TextEncoder] = Registry("text representation")
+_PARSERS: Registry[Callable[[str], Hypergraph]] = Registry("text representation parser")
 LOSSLESS = ("ho_neigh", "ho_inc", "n_set", "inc_mat")
 
 
 def register_text_rep(name: str):
-    def deco(fn: TextEncoder) -> TextEncoder:
-        if name in TEXT_REPS:
-            raise ValueError(f"text representation {name!r} registered twice")
-        TEXT_REPS[name] = fn
-        return fn
-    return deco
+    """Decorator: register ``fn(h, name) -> str`` as text representation ``name``."""
+    return TEXT_REPS.register(name)
 
 
 def encode(rep: str, h: Hypergraph, name: str = "G") -> str:
     """Text of hypergraph ``h`` in representation ``rep`` (one of :data:`TEXT_REPS`), called ``name``."""
-    try:
-        fn = TEXT_REPS[rep]
-    except KeyError:
-        raise ValueError(f"unknown text representation {rep!r}; choose one of {', '.join(TEXT_REPS)}") from None
-    return fn(h, name)
+    return TEXT_REPS[rep](h, name)
 
 
 def text_columns(h: Hypergraph, h2: Hypergraph | None = None) -> dict[str, str]:
@@ -176,10 +169,7 @@ def _pairs_to_hypergraph(n: int, pairs: set[tuple[int, int]]) -> Hypergraph:
 
 
 def _register_parser(name: str):
-    def deco(fn):
-        _PARSERS[name] = fn
-        return fn
-    return deco
+    return _PARSERS.register(name)
 
 
 @_register_parser("n_set")
@@ -234,8 +224,7 @@ def _parse_ho_inc(text: str) -> Hypergraph:
 
 def parse(rep: str, text: str) -> Hypergraph:
     """Read back the structure a text in representation ``rep`` states (see the module docstring)."""
-    if rep not in _PARSERS:
-        raise ValueError(f"unknown text representation {rep!r}; choose one of {', '.join(TEXT_REPS)}")
+    TEXT_REPS[rep]  # an unknown representation raises UnknownName listing the representations
     return _PARSERS[rep](text)
 
 

@@ -6,3 +6,11 @@ it is silenced here, for that message only."""
 import warnings
 
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
+
+from hypergvl.cli import delegate  # noqa: E402  (the core's command registry; importing it loads no torch)
+
+delegate("train", "Train a hypergraph neural network: any model, dataset and task, over seeds.", "hypergvl.models.train")
+delegate("study", "DHG-Bench studies (robustness, fairness, efficiency) and their report.",
+         "hypergvl.models.study.__main__")
+delegate("datasets", "DHG-Bench datasets: list them, or build one as a Hub dataset repository.",
+         "hypergvl.models.datasets.__main__")

@@ -43,8 +43,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from models.datasets.data import HypergraphData
-from models.datasets.processing import incidence_from_pairs
+from hypergvl.models.datasets.data import HypergraphData
+from hypergvl.models.datasets.processing import incidence_from_pairs
+from hypergvl.registry import Registry
 
 __all__ = ["PERTURBATIONS", "Perturbation", "Perturbed", "register_perturbation", "get_perturbation", "count",
            "apply", "remove_incidence", "add_incidence", "feature_noise", "feature_mask", "label_noise",
@@ -77,7 +78,7 @@ class Perturbation:
         return max(self.grid)
 
 
-PERTURBATIONS: dict[str, Perturbation] = {}
+PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
 
 _TENTHS = tuple(round(0.1 * i, 2) for i in range(10))
 
@@ -86,19 +87,15 @@ def register_perturbation(name: str, *, level: str, grid: tuple[float, ...], uni
     """Decorator adding a perturbation function to :data:`PERTURBATIONS` (duplicates rejected)."""
 
     def decorate(fn: Callable[..., Perturbed]) -> Callable[..., Perturbed]:
-        if name in PERTURBATIONS:
-            raise ValueError(f"perturbation {name!r} is already registered")
-        PERTURBATIONS[name] = Perturbation(name, fn, level, grid, unit, label)
+        PERTURBATIONS.register(name, Perturbation(name, fn, level, grid, unit, label))
         return fn
 
     return decorate
 
 
 def get_perturbation(name: str) -> Perturbation:
-    try:
-        return PERTURBATIONS[name]
-    except KeyError:
-        raise ValueError(f"unknown perturbation {name!r}; valid kinds: {', '.join(PERTURBATIONS)}") from None
+    """The perturbation ``name``; an unknown name raises :class:`~hypergvl.registry.UnknownName` listing the kinds."""
+    return PERTURBATIONS[name]
 
 
 def count(ratio: float, total: int) -> int:

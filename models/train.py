@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m models.train --model HGNN --dataset cora --task node --runs 5 --out DIR \\
+    hypergvl train --model HGNN --dataset cora --task node --runs 5 --out DIR \\
         [--config FILE] [--set key=value ...] [--raw-root DIR] [--resume]
-    accelerate launch -m models.train ...            # the same, with accelerate choosing the device
+    accelerate launch -m hypergvl.models.train ...            # the same, with accelerate choosing the device
 
 Protocol (DHG-Bench appendix B.1): "We use the cross-entropy loss function ... for all three benchmark
 classification tasks. Adam optimizer ... is adopted with an appropriate learning rate and weight decay to
@@ -17,9 +17,9 @@ hyperedge prediction and hypergraph classification (the reference's early-stoppi
 Configuration is resolved in a fixed order and saved with every result: dataclass defaults, then the config
 file (``models/configs/<MODEL>.yaml`` unless ``--config`` names another; its ``<task>.default`` section, then
 its ``<task>.<dataset>`` section), then the settings of a published protocol when ``--set protocol=NAME`` (or the
-file) names one (:mod:`models.protocols`: ``allset``, the AllSet / ED-HNN protocol, with the source of every value
+file) names one (:mod:`hypergvl.models.protocols`: ``allset``, the AllSet / ED-HNN protocol, with the source of every value
 in ``sources`` and the runs it asks for as the default ``--runs``), then ``--set key=value`` (the command line
-wins). Keys are the fields of :class:`TrainerConfig`, of the task's config dataclass (:mod:`models.tasks`) and
+wins). Keys are the fields of :class:`TrainerConfig`, of the task's config dataclass (:mod:`hypergvl.models.tasks`) and
 the model's keyword arguments (read from its constructor signature); ``trainer.``, ``task.`` and ``model.``
 prefixes are accepted.
 An unknown key or a value of the wrong type is an error naming the key and the valid choices.
@@ -28,7 +28,7 @@ Outputs in ``--out DIR`` (all JSON written to a temporary file and renamed): ``c
 configuration), ``runs/run_<i>.json`` (one per finished run), ``summary.json`` (mean ± std in percent,
 per-run metrics, time to the best validation epoch, per-epoch time, peak memory and how it was measured; the
 summary and every run carry ``provenance``: commit, dirty flag, package versions, resolved config, command line,
-seeds, device, :mod:`hypergvl_dataset.provenance`) and,
+seeds, device, :mod:`hypergvl.provenance`) and,
 while a run is in progress, ``checkpoints/run_<i>/`` (``accelerate`` state plus the loop's own state), from
 which ``--resume`` continues with the same final result as an uninterrupted run.
 """
@@ -58,9 +58,10 @@ import torch
 import yaml
 from tqdm import tqdm
 
-from models.tasks import TASKS, Task, TaskModule, get_task
+from hypergvl.atomic import latest_dir, replace_dir, write_json
+from hypergvl.models.tasks import TASKS, Task, TaskModule, get_task
 
-log = logging.getLogger("models.train")
+log = logging.getLogger("hypergvl.models.train")
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 BASE_MODEL_ARGS = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
@@ -81,7 +82,7 @@ class TrainerConfig:
     this many epochs, and at the last one when ``select`` is ``last`` or nothing was evaluated yet (as the
     reference's ``display_step``: with 50 epochs and 20, ``best_val`` chooses between epochs 20 and 40).
     ``checkpoint_every``: save a resumable checkpoint every this many epochs (0: never). ``protocol``: a
-    published protocol (:mod:`models.protocols`) whose settings :func:`resolve_config` layers between the config
+    published protocol (:mod:`hypergvl.models.protocols`) whose settings :func:`resolve_config` layers between the config
     file and ``--set``; ``None`` (the default) is DHG-Bench's, and a resolved config then omits the key.
     """
 
@@ -118,7 +119,7 @@ class TrainerConfig:
 
 
 def _model_registry() -> dict[str, type]:
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
 
     return MODELS
 
@@ -214,7 +215,7 @@ class ResolvedConfig:
     model: dict[str, Any]
     sources: dict[str, str]
     model_defaults: dict[str, Any] = dataclasses.field(default_factory=dict)
-    protocol: Optional[dict[str, Any]] = None  # models.protocols.protocol_settings's record, when one applies
+    protocol: Optional[dict[str, Any]] = None  # hypergvl.models.protocols.protocol_settings's record, when one applies
 
     def to_dict(self) -> dict[str, Any]:
         trainer = dataclasses.asdict(self.trainer)
@@ -264,7 +265,7 @@ def _read_config_file(path: Path) -> dict:
 def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Path] = None,
                    overrides: Sequence[str] = ()) -> ResolvedConfig:
     """Defaults, then the config file's ``<task>.default`` and ``<task>.<dataset>``, then the settings of the
-    protocol (``trainer.protocol``, from the file or ``overrides``; :func:`models.protocols.protocol_settings`,
+    protocol (``trainer.protocol``, from the file or ``overrides``; :func:`hypergvl.models.protocols.protocol_settings`,
     each value's source named), then ``overrides``. A bare ``protocol=`` names the trainer's protocol when its
     value is one (or the task has none), else the task's own ``protocol`` (hyperedge and graph tasks)."""
     try:
@@ -315,7 +316,7 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
         ds_key = next((k for k in secs if k.lower() == dataset.lower()), None)
         if ds_key is not None:
             apply(secs[ds_key].items(), f"{path.name} [{task}.{ds_key}]")
-    from models.protocols import PROTOCOLS, protocol_settings
+    from hypergvl.models.protocols import PROTOCOLS, protocol_settings
 
     pairs = []
     for item in overrides:
@@ -362,11 +363,10 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to ``path`` via a temporary file in the same folder and a rename."""
+    """``obj`` as JSON in ``path`` (:func:`hypergvl.atomic.write_json`; numpy and torch scalars as numbers), its
+    folder created if needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
-    os.replace(tmp, path)
+    write_json(path, obj, default=_json_default)
 
 
 def _json_default(o: Any) -> Any:
@@ -438,19 +438,8 @@ def _save_checkpoint(accelerator: Any, ckpt: Path, state: _LoopState) -> None:
     accelerator.save_state(str(tmp))
     if accelerator.is_main_process:
         write_json_atomic(tmp / "loop_state.json", dataclasses.asdict(state))
-        old = ckpt.with_name(ckpt.name + ".old")
-        if ckpt.exists():
-            os.replace(ckpt, old)
-        os.replace(tmp, ckpt)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_dir(tmp, ckpt)
     accelerator.wait_for_everyone()
-
-
-def _find_checkpoint(ckpt: Path) -> Optional[Path]:
-    for p in (ckpt, ckpt.with_name(ckpt.name + ".old")):
-        if (p / "loop_state.json").exists():
-            return p
-    return None
 
 
 def make_optimizer(params: Any, trainer: TrainerConfig) -> torch.optim.Adam:
@@ -470,7 +459,7 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
     wrapped, optimizer = accelerator.prepare(module, optimizer)
     model = accelerator.unwrap_model(wrapped)
     state = _LoopState()
-    found = _find_checkpoint(ckpt) if ckpt is not None else None
+    found = latest_dir(ckpt, "loop_state.json") if ckpt is not None else None
     if found is not None:
         accelerator.load_state(str(found))
         state = _LoopState(**json.loads((found / "loop_state.json").read_text()))
@@ -550,8 +539,8 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
 
 
 def load_dataset(name: str, raw_root: Optional[str], **kwargs: Any) -> Any:
-    """``models.datasets.load(name, raw_root)``; a bad name or a missing file becomes a :class:`ConfigError`."""
-    import models.datasets as mds
+    """``hypergvl.models.datasets.load(name, raw_root)``; a bad name or a missing file becomes a :class:`ConfigError`."""
+    import hypergvl.models.datasets as mds
 
     registry = getattr(mds, "DATASETS", None)
     if isinstance(registry, Mapping) and registry and name.lower() not in registry:
@@ -614,9 +603,9 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     ``seeds`` names the runs instead (:func:`run_seeds`); ``runs`` is then ignored.
 
     ``data`` may hold the already-loaded dataset (then ``dataset`` only names it); otherwise it is loaded with
-    :func:`models.datasets.load`. See the module docstring for the files written to ``out``.
+    :func:`hypergvl.models.datasets.load`. See the module docstring for the files written to ``out``.
 
-    ``perturb`` (node classification only; the robustness study, :mod:`models.study`) is called for every run
+    ``perturb`` (node classification only; the robustness study, :mod:`hypergvl.models.study`) is called for every run
     after the run's split is drawn and before the task and the model see the data:
     ``perturb(data, split, seed) -> (data, split, info)`` gets the clean data (never to be modified), the split
     of seed ``seed`` and returns the data and split this run uses plus a JSON-able ``info`` stored in the run's
@@ -625,7 +614,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     from accelerate import Accelerator
 
     # imported here, as in main: the package's __init__ pulls networkx, which training never needs
-    from hypergvl_dataset.provenance import provenance
+    from hypergvl.provenance import provenance
 
     seeds = run_seeds(runs, seeds)
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
@@ -640,7 +629,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
 
     task_cls = get_task(task)
-    from models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
+    from hypergvl.models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
     if refusal := task_refusal(model, task, model_class(model)):
         raise ConfigError(refusal)
     if perturb is not None and not hasattr(task_cls, "make_split"):
@@ -735,9 +724,9 @@ def format_result(summary: dict[str, Any]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", required=True, help="a name in models.nn.MODELS, e.g. HGNN")
-    p.add_argument("--dataset", required=True, help="a dataset name accepted by models.datasets.load, e.g. cora")
+    p = argparse.ArgumentParser(prog="hypergvl train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", required=True, help="a name in hypergvl.models.nn.MODELS, e.g. HGNN")
+    p.add_argument("--dataset", required=True, help="a dataset name accepted by hypergvl.models.datasets.load, e.g. cora")
     p.add_argument("--task", required=True, help=f"one of: {', '.join(sorted(TASKS))}")
     p.add_argument("--runs", type=int, default=None,
                    help="number of seeds, 0..runs-1 (default 5, or the runs of --set protocol=NAME)")
@@ -754,7 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     # imported here: hypergvl_dataset's package import pulls networkx (about 0.2 s) that training never needs
-    from hypergvl_dataset.cli import releases_process_group
+    from hypergvl.cli import releases_process_group
 
     return releases_process_group(_main)(argv)
 

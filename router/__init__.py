@@ -2,15 +2,21 @@
 
 Example::
 
-    from router import WiseHyGR
+    from hypergvl.router import WiseHyGR
     WiseHyGR.from_pretrained("DIR").route(hypergraph, question)   # -> ('n_set', 'enc_hy')
 """
+from hypergvl.cli import delegate
+
 __all__ = ["WiseHyGR", "COMBINATIONS", "LABELS", "combination_name"]
+
+delegate("router", "WiseHyGR: build its PRM dataset, train it, run its studies, write the test-bed profile.",
+         {"prm": "hypergvl.router.prm", "train": "hypergvl.router.train", "study": "hypergvl.router.study",
+          "testbed": "hypergvl.router.testbed"})
 
 
 def __getattr__(name: str):
-    """The package's names, imported when first used: importing them here would load ``router.prm`` before
-    ``python -m router.prm`` runs it (runpy's RuntimeWarning on every such command)."""
+    """The package's names, imported when first used: importing them here would load ``hypergvl.router.prm`` before
+    ``python -m hypergvl.router.prm`` runs it (runpy's RuntimeWarning on every such command)."""
     if name == "WiseHyGR":
         from .model import WiseHyGR
 
@@ -19,4 +25,4 @@ def __getattr__(name: str):
         from . import prm
 
         return getattr(prm, name)
-    raise AttributeError(f"module 'router' has no attribute {name!r}")
+    raise AttributeError(f"module 'hypergvl.router' has no attribute {name!r}")

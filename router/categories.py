@@ -70,7 +70,7 @@ _PUBMED = (
 _DBLP = tuple(Category(f"Area {i}", f"Research area {i} of the DBLP computer-science bibliography (the upstream "
                        "files do not name it).", None) for i in range(6))
 
-#: dataset registry name (``models.datasets``) -> its categories
+#: dataset registry name (``hypergvl.models.datasets``) -> its categories
 CATEGORIES: dict[str, tuple[Category, ...]] = {
     "cora": _CORA, "cora-ca": _CORA, "citeseer": _CITESEER, "pubmed": _PUBMED, "dblp-ca": _DBLP,
 }

@@ -10,7 +10,7 @@ Long descriptions are cut from their **end** (``truncation_side="right"``, the d
 header, which names every vertex and hyperedge, and the first vertex lines stay; the question is never cut (a
 question longer than the whole budget is an error). ``truncation_side="left"`` keeps the end of the description.
 
-With ``input_header`` (``python -m router.train --header``) the description is preceded by a short
+With ``input_header`` (``hypergvl router train --header``) the description is preceded by a short
 size header, ``"17 vertices, 9 hyperedges."`` (one per hypergraph for ISM), counted from the HO-Neigh header that
 names every vertex and hyperedge: a small backbone does not count 17 names reliably, and the HO-Neigh text of a large
 hypergraph is cut at the token budget, so the size would otherwise be hard to see. The flag is saved in
@@ -34,7 +34,8 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from hypergvl_dataset import Hypergraph
+from hypergvl.atomic import write_text
+from hypergvl import Hypergraph
 
 from .prm import COMBINATIONS, LABELS
 
@@ -67,7 +68,7 @@ def _hypergraph(h: Hypergraph | str | dict) -> Hypergraph:
 
 def describe(hypergraph: Hypergraph | str | dict, hypergraph2: Hypergraph | str | dict | None = None) -> str:
     """The HO-Neigh description the router reads (the ISM two-hypergraph form when ``hypergraph2`` is given)."""
-    from hypergvl_dataset.text import encode, ism_text
+    from hypergvl.text import encode, ism_text
 
     h = _hypergraph(hypergraph)
     if hypergraph2 is None or hypergraph2 == "":
@@ -238,9 +239,7 @@ class WiseHyGR:
         self.tokenizer.save_pretrained(str(folder))
         for name, text in ((ROUTER_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n"),
                            ("README.md", model_card(meta))):
-            tmp = folder / f".{name}.tmp"
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, folder / name)
+            write_text(folder / name, text)
         return folder
 
     def push_to_hub(self, repo_id: str, *, private: bool = False, token: str | None = None,
@@ -279,7 +278,7 @@ def model_card(meta: dict) -> str:
               "reasoning (`hypergvl evaluate --routing router:DIR`), or as a plug-in for hypergraph prompts such as",
               "zero-shot node classification. The router learns the preferences of the models whose runs built its",
               "PRM data: a router built from one model's runs may not transfer to a very different model.", "",
-              "```python", "from router import WiseHyGR", "r = WiseHyGR.from_pretrained(\"DIR_OR_HUB_ID\")",
+              "```python", "from hypergvl.router import WiseHyGR", "r = WiseHyGR.from_pretrained(\"DIR_OR_HUB_ID\")",
               "r.route(hypergraph, question)          # -> ('n_set', 'enc_hy')",
               "r.route_batch(hypergraphs, questions)  # batched", "```", "",
               "## Training data", ""]

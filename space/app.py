@@ -4,15 +4,14 @@
 
 Tabs: Leaderboard (HyperGVL Table 3 layout), Reported in the paper (the paper's own Tables 3 and 4, not re-scored
 and not ranked with ours), Representations (Table 4, the task x representation heatmap, Figures 3
-and 4), Router (routed results, Figure 5 style), HNN (DHG-Bench tables and figures from ``models.study`` result
+and 4), Router (routed results, Figure 5 style), HNN (DHG-Bench tables and figures from ``hypergvl.models.study`` result
 folders), Browse (public set: image, prompt, reference answer), Submit (uploads re-scored by the server, requests
 for the worker, the queue). Built from Gradio 6 components only (``gradio_leaderboard`` needs gradio<6).
 
 Everything a user types or uploads is shown as text (Textbox, Dataframe ``str`` cells): no Markdown or HTML is
-rendered from user input. Configuration: :class:`space.service.SpaceConfig` (environment variables)."""
+rendered from user input. Configuration: :class:`hypergvl.space.service.SpaceConfig` (environment variables)."""
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import zipfile
@@ -20,8 +19,11 @@ from pathlib import Path
 
 if __name__ == "__main__" and __package__ in (None, ""):  # run as a script: `python space/app.py`, or the Space
     _here = Path(__file__).resolve().parent  # in a checkout this is space/; in a deployed Space, the repo root
-    sys.path.insert(0, str(_here.parent if _here.name == "space" else _here))
-    from space.app import main
+    if _here.name != "space":  # a deployed Space (hypergvl.space.deploy): the studies it shows are staged beside
+        import os
+
+        os.environ.setdefault("HYPERGVL_SPACE_STUDIES", str(_here / "seed_studies"))
+    from hypergvl.space.app import main
 
     main()
     raise SystemExit(0)
@@ -35,34 +37,25 @@ import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main th
 # one of them a partially initialised module ("no attribute 'switch_backend'"): the first submissions then failed.
 import pandas as pd  # noqa: E402
 
-from hypergvl_dataset.tasks import TASK_CODES  # noqa: E402
+from hypergvl.atomic import atomic_path  # noqa: E402
+from hypergvl.builder import TEXT_LABELS, VISUAL_LABELS  # noqa: E402
+from hypergvl.evaluators.routing import policy_label  # noqa: E402
+from hypergvl.tasks import TASK_CODES  # noqa: E402
 
 from .isolation import warm_up  # noqa: E402
 from .scoring import POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
-from .service import MODEL_TYPES, Service, SpaceConfig, Submission, current_sets, spreadsheet_safe  # noqa: E402
-from .store import Store  # noqa: E402
+from .config import SpaceConfig  # noqa: E402
+from .service import (MODEL_TYPES, Service, Submission, current_sets, make_service,  # noqa: E402
+                      spreadsheet_safe)
 from .testsets import HIDDEN, PUBLIC  # noqa: E402
 
 ALL = "all"
-TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh",
-               "ho_inc": "HO-Inc", "n_set": "N-Set", "inc_mat": "Inc-Mat"}
-VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
 INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Date", "Dataset version", "Scorer", "Link"]
 SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R", "All"]
 HEADLINE_COLUMNS = ["Avg.U", "Avg.R", "All"]
 # the table's order: the headline first (visible without scrolling at 1,280 px), per-task next, metadata last
 TABLE_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + INFO_COLUMNS
 DEFAULT_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + ["Type", "Params (B)", "Revision"]  # the rest: "Columns"
-POLICY_LABELS = {"router": "WiseHyGR", "rand": "Rand", "top": "Top", "oracle": "Oracle"}
-
-
-def make_service(config: SpaceConfig, store: Store | None = None) -> Service:
-    """The service over the Hub store when ``HF_TOKEN`` and the repository ids are set, else SQLite."""
-    if store is None:
-        from .hub_store import from_env
-
-        store = from_env()
-    return Service(config, store)
 
 
 # ================================================================================================ views
@@ -128,7 +121,7 @@ def representation_frame(entry) -> pd.DataFrame:
 
 
 def _result_dict(entry) -> dict:
-    """An entry as ``evaluators.report`` expects a results.json (matplotlib-safe label)."""
+    """An entry as ``hypergvl.evaluators.report`` expects a results.json (matplotlib-safe label)."""
     name = entry.model.replace("$", r"\$")[:60]
     return {"model": {"name": name}, "scores": {**entry.scores, **groupings(entry.cells)}, "text_only": entry.text_only}
 
@@ -148,7 +141,7 @@ def public_only(service: Service, testset: str) -> None:
 
 def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:
     """(heatmap, Fig. 3, Fig. 4) PNG paths for an entry and its test set (None where the results do not allow)."""
-    from evaluators.report import heatmap, lvlm_vs_llm, scale_curves
+    from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
 
     public_only(service, testset)
     public_only(service, entry.testset)
@@ -177,7 +170,7 @@ def router_frame(service: Service, testset: str) -> pd.DataFrame:
         if e.testset != testset or not e.track.startswith("routed:"):
             continue
         s = summarise(e.cells)
-        rows.append({"Model": spreadsheet_safe(e.model), "Routing": POLICY_LABELS.get(e.routing, e.routing),
+        rows.append({"Model": spreadsheet_safe(e.model), "Routing": policy_label(e.routing) if e.routing else e.routing,
                      **{t: s["per_task"].get(t) for t in TASK_CODES}, "All": s["accuracy"], "Problems": e.num_samples})
     frame = pd.DataFrame(rows, columns=["Model", "Routing"] + list(TASK_CODES) + ["All", "Problems"])
     for c in list(TASK_CODES) + ["All"]:
@@ -186,7 +179,7 @@ def router_frame(service: Service, testset: str) -> pd.DataFrame:
 
 
 def router_figure(service: Service, testset: str, model: str | None) -> str | None:
-    from router.study import grouped_bars
+    from hypergvl.router.study import grouped_bars
 
     frame = router_frame(service, testset)
     if model:
@@ -210,10 +203,10 @@ HNN_SECTIONS = ("effectiveness", "fairness", "efficiency", "robustness")
 
 
 def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """The ``models.study report`` of the configured study folders: Markdown per section (its image links dropped:
+    """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links dropped:
     the figures go to the gallery) and (path, caption) figures. Built once per set of input files (their newest
     modification time), not on every page load."""
-    from models.study.report import build
+    from hypergvl.models.study.report import build
 
     dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]
     if not dirs:
@@ -244,20 +237,18 @@ def download_zip(service: Service, name: str) -> str:
     target = service.config.data_dir / "downloads" / f"{s.name}.zip"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".tmp-{threading.get_ident()}")
         root = Path(s.download)
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
+        with atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
             for p in sorted(root.rglob("*")):
                 if p.is_file():
                     z.write(p, f"{s.name}/{p.relative_to(root)}")
-        tmp.replace(target)
     return str(target)
 
 
 # ================================================================================================ the paper's rows
 def paper_frame(number: int) -> pd.DataFrame:
-    """HyperGVL Table ``number`` as the paper prints it (:mod:`evaluators.paper`), rows in the paper's order, no rank."""
-    from evaluators.paper import COLUMNS, load
+    """HyperGVL Table ``number`` as the paper prints it (:mod:`hypergvl.evaluators.paper`), rows in the paper's order, no rank."""
+    from hypergvl.evaluators.paper import COLUMNS, load
 
     table = load().tables[number]
     first = ["Model", "Kind"] if number == 3 else ["Family", "Representation", "Kind"]
@@ -269,7 +260,7 @@ def paper_frame(number: int) -> pd.DataFrame:
 def paper_tab() -> None:
     """The "Reported in the paper" tab: HyperGVL Tables 3 and 4 and its sec. 3.3 as printed, with their source; a
     tab of its own, never mixed into or ranked with the re-scored leaderboard."""
-    from evaluators.paper import COLUMNS, load
+    from hypergvl.evaluators.paper import COLUMNS, load
 
     p = load()
     with gr.Tab("Reported in the paper", id="tab-paper"):
@@ -301,14 +292,14 @@ class Browser:
 
     def rows(self, name: str):
         if name not in self._rows:
-            from evaluators.harness import load_rows
+            from hypergvl.build_folder import load_rows
 
             s = self.service.sets.get(name)
             self._rows[name] = load_rows(s.build, s.build_sha256)
         return self._rows[name]
 
     def show(self, name: str, task: str, scale: str, source: str, text_rep: str, visual_rep: str, number: float):
-        from hypergvl_dataset.builder import expand
+        from hypergvl.builder import expand
 
         s = self.service.sets.get(name)
         if s.kind != PUBLIC:
@@ -489,8 +480,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             rt_set.change(routed, rt_set, [rt_table, rt_fig], api_name=False)
 
         with gr.Tab("HNN", id="tab-hnn"):
-            gr.Markdown("DHG-Bench studies of the hypergraph neural networks, drawn from `models.study` result "
-                        "folders (`python -m models.study report`): effectiveness, fairness (Table A8, Figure 5), "
+            gr.Markdown("DHG-Bench studies of the hypergraph neural networks, drawn from `hypergvl.models.study` result "
+                        "folders (`hypergvl study report`): effectiveness, fairness (Table A8, Figure 5), "
                         "efficiency (Figure 1) and robustness (Figures 2-4).")
             hnn_md = {}
             for k in HNN_SECTIONS:
@@ -604,7 +595,7 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     import os
 
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
-    warm_up()  # uploads are graded in child processes of a fork server (space.isolation): start it before serving
+    warm_up()  # uploads are graded in child processes of a fork server (hypergvl.space.isolation): start it before serving
     data = service.config.data_dir
     # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
     # which let any local client choose its submitter identity): only the configured proxies, none by default
@@ -620,7 +611,7 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
 
 def start(service: Service) -> dict:
     """What the app does before it serves: build the test sets, seed the baselines (first start only), and re-grade
-    the entries an older scorer version graded (:mod:`space.rescore`); returns the re-grade report."""
+    the entries an older scorer version graded (:mod:`hypergvl.space.rescore`); returns the re-grade report."""
     from .rescore import rescore
 
     current_sets(service)
@@ -636,9 +627,13 @@ def start(service: Service) -> dict:
     return report
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    """``hypergvl space serve``: the Space on this machine, configured by its environment variables
+    (:meth:`~hypergvl.space.service.SpaceConfig.from_env`)."""
+    import argparse
     import os
 
+    argparse.ArgumentParser(prog="hypergvl space serve", description=__doc__.splitlines()[0]).parse_args(argv)
     service = make_service(SpaceConfig.from_env())
     start(service)
     launch(service, oauth=bool(os.environ.get("OAUTH_CLIENT_ID")))

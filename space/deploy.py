@@ -1,9 +1,9 @@
-"""``python -m space.deploy --space-id ORG/NAME``: publish this folder as a Hugging Face Space.
+"""``hypergvl space deploy --space-id ORG/NAME``: publish this folder as a Hugging Face Space.
 
 A Space repository is flat: its root holds ``README.md`` (the front matter), ``app.py`` and ``requirements.txt``.
-:func:`stage` lays one out from the checkout: those three files, this package as ``space/`` (the app imports
-``space.*``), the HNN study results it shows, and a wheel of the project (``pip wheel --no-deps .``: the
-builder, tasks, metrics, harness and router the server scores with), named in ``requirements.txt``. :func:`deploy`
+:func:`stage` lays one out from the checkout: those three files, the HNN study results it shows (``seed_studies/``,
+which the staged ``app.py`` names in ``HYPERGVL_SPACE_STUDIES``), and a wheel of the project (``pip wheel --no-deps
+.``: the builder, tasks, metrics, harness, router and this app, ``hypergvl.space``), named in ``requirements.txt``. :func:`deploy`
 creates the Space if needed, sets the secrets and variables given, and uploads the staged folder.
 
 Secrets and variables a deployed Space reads (Settings > Variables and secrets): ``HYPERGVL_HIDDEN_SEED`` (secret:
@@ -20,6 +20,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,21 +32,40 @@ def stage(out: Path, *, wheel: bool = True) -> Path:
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
-    (out / "space").mkdir(parents=True)
-    for p in HERE.glob("*.py"):
-        shutil.copy2(p, out / "space" / p.name)
+    out.mkdir(parents=True)
     if (HERE / "seed_studies").is_dir():
-        shutil.copytree(HERE / "seed_studies", out / "space" / "seed_studies")
+        shutil.copytree(HERE / "seed_studies", out / "seed_studies")
     shutil.copy2(HERE / "app.py", out / "app.py")
     shutil.copy2(HERE / "README.md", out / "README.md")
     requirements = (HERE / "requirements.txt").read_text()
     if wheel:
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(out), str(ROOT)],
-                       check=True)
-        (name,) = [p.name for p in out.glob("hypergvl-*.whl")]
-        requirements += f"./{name}\n"
+        requirements += f"./{build_wheel(out).name}\n"
     (out / "requirements.txt").write_text(requirements)
     return out
+
+
+def build_wheel(dest: Path, root: Path = ROOT) -> Path:
+    """The project's wheel in ``dest``, built from a copy of the checkout's source files (tracked, or new and not
+    ignored): setuptools' ``build/`` folder in a checkout keeps the files of earlier builds, modules since moved or
+    renamed among them, and a wheel built in place would ship them."""
+    dest = Path(dest)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                                capture_output=True)
+        if listed.returncode == 0:
+            for name in filter(None, listed.stdout.decode().split("\0")):
+                if (root / name).is_file():  # a tracked file deleted in the work tree is not copied
+                    (src / name).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(root / name, src / name)
+        else:  # not a git checkout (an unpacked source archive)
+            shutil.copytree(root, src, ignore=shutil.ignore_patterns("build", ".venv", "*.egg-info", "__pycache__",
+                                                                     ".git"))
+        before = set(dest.glob("hypergvl-*.whl"))
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                        "--wheel-dir", str(dest), str(src)], check=True)
+    (wheel,) = set(dest.glob("hypergvl-*.whl")) - before or dest.glob("hypergvl-*.whl")
+    return wheel
 
 
 def deploy(space_id: str, staged: Path, *, api=None, secrets: dict | None = None, variables: dict | None = None,
@@ -76,7 +96,7 @@ def _pairs(items) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m space.deploy", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="hypergvl space deploy", description=__doc__.splitlines()[0])
     p.add_argument("--space-id", required=True, help="ORG/NAME of the Space")
     p.add_argument("--stage", type=Path, default=ROOT / "out" / "space-stage", help="where to lay the Space out")
     p.add_argument("--secret", action="append", metavar="KEY=VALUE", help="e.g. HYPERGVL_HIDDEN_SEED=...")

@@ -59,7 +59,7 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import HfHubHTTPError
 
-from space.store import (FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request, Store,
+from hypergvl.space.store import (FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request, Store,
                          duplicate_message, entry_key, expired, may_act, shown)
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class _View:
 
 
 class HubStore(Store):
-    """:class:`space.store.Store` on the Hub's requests/results dataset repositories (see the module docstring).
+    """:class:`hypergvl.space.store.Store` on the Hub's requests/results dataset repositories (see the module docstring).
 
     ``api`` is an ``huggingface_hub.HfApi`` (or an object with the same four methods, :data:`API_METHODS`);
     ``requests_repo`` and ``results_repo`` are dataset repository ids, possibly equal. Safe to share between
@@ -391,7 +391,7 @@ def _refuse_duplicate_entry(view: _View, entry: Entry) -> None:
 
 
 def _mine(view: _View, request_id: str, worker: str, *, late_ok: bool) -> Request | None:
-    """The request if ``worker`` may act on it (the same rule as :class:`space.store.SQLiteStore`)."""
+    """The request if ``worker`` may act on it (the same rule as :class:`hypergvl.space.store.SQLiteStore`)."""
     r = view.requests.get(request_id)
     return r if may_act(r, worker, late_ok=late_ok) else None
 

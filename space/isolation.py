@@ -1,6 +1,6 @@
 """Run one piece of untrusted work (reading and grading an upload) in a child process with a time and a memory budget.
 
-The grader is linear-time (``hypergvl_dataset.answers``), but a whole upload is up to 64 MiB of responses: graded
+The grader is linear-time (``hypergvl.answers``), but a whole upload is up to 64 MiB of responses: graded
 in the server process it would hold the interpreter lock for seconds between page loads and keep what it allocated.
 In a child process it holds neither: pages keep loading while it runs, the memory it used goes back to the system
 when it exits, and the parent kills it once it runs past ``seconds`` or its resident memory grows by more than
@@ -11,7 +11,7 @@ Children are forked from the server (``fork``): they start in milliseconds with 
 metric already loaded, and run nothing but ``fn`` (no lock another thread may hold is taken: no logging, no store,
 no output). The ``forkserver`` and ``spawn`` methods were measured and rejected: each child re-imports the
 launching script (``python space/app.py``, whose relative imports fail outside the package) or, launched with
-``python -m space.app``, the whole Gradio app, seconds per upload. A child dies with the server
+``python -m hypergvl.space.app``, the whole Gradio app, seconds per upload. A child dies with the server
 (``PR_SET_PDEATHSIG``), so a killed server leaves no grading behind.
 """
 from __future__ import annotations

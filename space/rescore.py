@@ -1,6 +1,6 @@
-"""``python -m space.rescore``: re-grade every stored entry that an older scorer version graded.
+"""``hypergvl space rescore``: re-grade every stored entry that an older scorer version graded.
 
-The grading rules have a version (:data:`hypergvl_dataset.answers.SCORER_VERSION`); every entry records the one that
+The grading rules have a version (:data:`hypergvl.answers.SCORER_VERSION`); every entry records the one that
 scored it (``scorer_version``; entries stored before versions existed count as ``"1"``). When the server's version
 changes, each older entry is scored again from its kept raw records, exactly as a new upload would be, and replaced
 in the store under the same id with the new scores, cells, version and scoring provenance. Nothing is deleted: an
@@ -73,10 +73,10 @@ def rescore(service: Service) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m space.rescore", description=__doc__.splitlines()[0].split(": ", 1)[1])
+    p = argparse.ArgumentParser(prog="hypergvl space rescore", description=__doc__.splitlines()[0].split(": ", 1)[1])
     p.parse_args(argv)
-    from .app import make_service
-    from .service import SpaceConfig, current_sets
+    from .config import SpaceConfig
+    from .service import current_sets, make_service
 
     service = make_service(SpaceConfig.from_env())
     current_sets(service)

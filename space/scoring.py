@@ -5,7 +5,7 @@ Nothing a user sends is trusted or executed: only ``samples.jsonl`` lines (JSON 
 string ``response``) are read; submitted ``correct``/``parsed`` fields and ``results.json`` scores are ignored. A
 ``results.json`` in a zip is read only to check that the run was answered on the set it is submitted to, and its
 ``provenance`` is kept with the entry. Every entry records the scorer version that graded it
-(:data:`hypergvl_dataset.answers.SCORER_VERSION`, :func:`scoring_provenance`); ``python -m space.rescore`` re-grades
+(:data:`hypergvl.answers.SCORER_VERSION`, :func:`scoring_provenance`); ``hypergvl space rescore`` re-grades
 entries of an older version from their kept raw upload.
 
 Per-sample verdicts are kept as *cells*: counts ``[task, text rep, visual rep, scale, source, samples, correct,
@@ -26,15 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from hypergvl_dataset.builder import TEXT_ONLY, VISUAL_REPS
-from hypergvl_dataset.tasks import TASK_CODES, UNDERSTANDING
+from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+from hypergvl.tasks import TASK_CODES, UNDERSTANDING
 
 SCALES = ("small", "medium", "large")
 SOURCES = ("synthetic", "real")
 
 
 def _text_reps() -> tuple[str, ...]:
-    from hypergvl_dataset.text import TEXT_REPS
+    from hypergvl.text import TEXT_REPS
 
     return tuple(TEXT_REPS)
 
@@ -58,7 +58,7 @@ class Limits:
     max_line_bytes: int = 256 * 2 ** 10
     max_response_chars: int = 64 * 2 ** 10
     max_depth: int = 32                    # JSON nesting of one line (the record is level 1)
-    max_grading_s: float = 300.0           # reading and grading one upload (space.isolation): then it is stopped
+    max_grading_s: float = 300.0           # reading and grading one upload (hypergvl.space.isolation): then it is stopped
     max_grading_bytes: int = 2 * 2 ** 30   # memory the grading process may add to what it starts with
 
 
@@ -273,7 +273,7 @@ class SampleIndex:
 
     @classmethod
     def from_build(cls, build: str, build_sha256: str, *, public: bool = False) -> "SampleIndex":
-        from evaluators.harness import load_rows
+        from hypergvl.build_folder import load_rows
 
         rows = load_rows(build, build_sha256).select_columns(["id", "task", "scale", "source", "reference"])
         t, s, o = ({v: i for i, v in enumerate(AXES[a])} for a in ("task", "scale", "source"))
@@ -357,7 +357,7 @@ PROVENANCE_BYTES = 16 * 2 ** 10
 def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, served_sha256: str,
                  remedy: str = "evaluate on the set you submit to") -> tuple["Scored", str, dict]:
     """Read, check and re-score an upload: ``(scored, sha256 of the file, submitted provenance)``. The Space runs it
-    in a child process with the ``limits``' time and memory budget (:func:`space.isolation.run_bounded`)."""
+    in a child process with the ``limits``' time and memory budget (:func:`hypergvl.space.isolation.run_bounded`)."""
     records, results, sha = read_upload(path, limits, keep_reference=index.public)
     check_results_json(results, served_sha256, track, remedy)
     return score(records, index, track), sha, submitted_provenance(results)
@@ -365,14 +365,14 @@ def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, se
 
 def scorer_version() -> str:
     """The grading rules' version the server scores with now."""
-    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl.answers import SCORER_VERSION
 
     return str(SCORER_VERSION)
 
 
 def scoring_provenance() -> dict:
     """What graded an entry: the scorer version and the server's provenance (commit, package versions)."""
-    from hypergvl_dataset.provenance import provenance
+    from hypergvl.provenance import provenance
 
     version = scorer_version()
     return {"scorer_version": version, **provenance({"metric": "hypergvl_accuracy", "scorer_version": version})}
@@ -401,7 +401,7 @@ def metric():
     if _METRIC is None:
         import evaluate
 
-        from evaluators import metric_path
+        from hypergvl.evaluators import metric_path
 
         _METRIC = evaluate.load(metric_path("hypergvl_accuracy"))
     return _METRIC

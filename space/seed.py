@@ -39,7 +39,7 @@ def seed(service: Service) -> int:
             continue
         out = run_dir(service, testset.name, model, track)
         if routing and "{exhaustive}" in routing:  # the oracle reads an exhaustive run (resumed if it exists)
-            from evaluators.harness import evaluate_model
+            from hypergvl.evaluators.harness import evaluate_model
 
             exhaustive = runs / testset.name / f"{model.replace(':', '-')}-vision"
             evaluate_model(testset.build, model, exhaustive, progress=False)

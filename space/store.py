@@ -2,11 +2,11 @@
 
 * :class:`SQLiteStore` (the default, embedded): one SQLite file in WAL mode; every submission is one transaction,
   so a process killed mid-submission leaves it either fully stored or absent.
-* :class:`space.hub_store.HubStore` (deployed, with ``HF_TOKEN`` and repository ids): the template's
+* :class:`hypergvl.space.hub_store.HubStore` (deployed, with ``HF_TOKEN`` and repository ids): the template's
   requests/results dataset-repository pattern on the Hub, one JSON per request and per result; a claim is a
   ``create_commit(..., parent_commit=...)`` so that a concurrent change makes it fail instead of both succeeding.
 
-The app and the worker only see :class:`Store`. A request's life (DESIGN.md, "Space"): PENDING -> RUNNING (claimed
+The app and the worker only see :class:`Store`. A request's life (docs/design.md, "Space"): PENDING -> RUNNING (claimed
 by one worker, with an expiry the worker renews while it runs) -> FINISHED | FAILED; a claim that expires (its
 worker died) returns the request to PENDING. An entry is unique per (model, revision, test set, track) and per
 raw-upload sha256; a request is refused while an equal one is pending, running or finished.
@@ -45,10 +45,10 @@ class Entry:
     """One leaderboard row: a submission re-scored by the server.
 
     ``scores`` is the ``hypergvl_accuracy`` output over the whole selection; ``cells`` the per-sample verdicts
-    counted by (task, text rep, visual rep, scale, source) (:mod:`space.scoring`), from which every filtered view
+    counted by (task, text rep, visual rep, scale, source) (:mod:`hypergvl.space.scoring`), from which every filtered view
     is computed: an integer array, stored as base64 of its zlib-compressed little-endian int32 bytes (a JSON list of
     20,000 integers takes 5 ms to parse, which 1,000 entries cannot afford on a page load). ``scores`` holds the
-    headline numbers only; every grouping is derived from the cells (:func:`space.scoring.groupings`). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
+    headline numbers only; every grouping is derived from the cells (:func:`hypergvl.space.scoring.groupings`). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
 
     model: str
     revision: str
@@ -68,7 +68,7 @@ class Entry:
     id: str = field(default_factory=new_id)
     scorer_version: str = "1"  # the grading rules that scored it; entries stored before versions existed are "1"
     raw_sha256: str | None = None  # the kept raw records (<data>/uploads/<sha256>) it can be re-graded from
-    provenance: dict = field(default_factory=dict)  # of the scoring (space.scoring.scoring_provenance)
+    provenance: dict = field(default_factory=dict)  # of the scoring (hypergvl.space.scoring.scoring_provenance)
     submitted_provenance: dict = field(default_factory=dict)  # the submitter's results.json provenance, as given
 
     @property

@@ -22,6 +22,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from hypergvl.atomic import write_json
+
 PUBLIC, HIDDEN = "public", "hidden"
 
 
@@ -72,9 +74,7 @@ class TestSets:
 
     def _save(self, sets: list[TestSet]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self._registry.with_name(f".testsets.json.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps([asdict(s) for s in sets], indent=2) + "\n")
-        os.replace(tmp, self._registry)
+        write_json(self._registry, [asdict(s) for s in sets])
 
     def get(self, name: str) -> TestSet:
         for s in self.all():
@@ -134,16 +134,12 @@ class TestSets:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)
         seeds = json.loads(path.read_text()) if path.exists() else []
-        tmp = path.with_name(f".seeds.tmp-{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(seeds + [seed], f)
-        os.replace(tmp, path)
+        write_json(path, seeds + [seed], indent=None, mode=0o600)
 
     def _make(self, kind: str, seed: int) -> TestSet:
-        from evaluators.harness import dataset_info
-        from hypergvl_dataset.builder import BuildConfig, build
-        from hypergvl_dataset.questions import strip_build
+        from hypergvl.build_folder import dataset_info
+        from hypergvl.builder import BuildConfig, build
+        from hypergvl.questions import strip_build
 
         work = self.dir / "builds" / f".{kind}-{os.getpid()}-{time.time_ns()}"
         build(BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers,
@@ -167,7 +163,7 @@ class TestSets:
 
     # ------------------------------------------------------------------------------------------ references
     def index(self, name: str):
-        """The :class:`space.scoring.SampleIndex` of a set (cached)."""
+        """The :class:`hypergvl.space.scoring.SampleIndex` of a set (cached)."""
         from .scoring import SampleIndex
 
         with self._lock:
@@ -184,13 +180,13 @@ def _retired(s: TestSet) -> TestSet:
 
 
 def main(argv=None) -> int:
-    """``python -m space.testsets list|rotate``: the operator's view of the test sets (rotate: a new hidden set
+    """``hypergvl space testsets list|rotate``: the operator's view of the test sets (rotate: a new hidden set
     from a new secret seed; the current one is retired, its results kept)."""
     import argparse
 
-    from .service import SpaceConfig
+    from .config import SpaceConfig
 
-    p = argparse.ArgumentParser(prog="python -m space.testsets", description=main.__doc__.split(":")[0])
+    p = argparse.ArgumentParser(prog="hypergvl space testsets", description=main.__doc__.split(":")[0])
     p.add_argument("action", choices=["list", "rotate"])
     args = p.parse_args(argv)
     cfg = SpaceConfig.from_env()

@@ -1,14 +1,14 @@
-"""``python -m space.worker``: run the Space's PENDING evaluation requests, one at a time.
+"""``hypergvl space worker``: run the Space's PENDING evaluation requests, one at a time.
 
-The worker claims a request (:meth:`space.store.Store.claim`: two workers cannot both win it), renews the claim while
-it runs, answers the request's test set through the harness (``evaluators.harness.evaluate_model``, on the full
+The worker claims a request (:meth:`hypergvl.space.store.Store.claim`: two workers cannot both win it), renews the claim while
+it runs, answers the request's test set through the harness (``hypergvl.evaluators.harness.evaluate_model``, on the full
 build: a hidden set's references never leave the server), re-scores the raw responses exactly as an upload is
-re-scored (:func:`space.scoring.score`), and stores the entry and FINISHED in one step, or FAILED with the error.
+re-scored (:func:`hypergvl.space.scoring.score`), and stores the entry and FINISHED in one step, or FAILED with the error.
 
 A worker that dies leaves its claim to expire: the request returns to PENDING and the next worker resumes it from
 the same run folder (``<data>/runs/<request id>``), so answers already given are kept.
 
-    python -m space.worker [--once] [--poll-s 10] [--ttl-s 600] [--worker-id NAME]
+    hypergvl space worker [--once] [--poll-s 10] [--ttl-s 600] [--worker-id NAME]
         [--base-url URL]   # the OpenAI-compatible endpoint that serves openai:<name> requests (closed models)
 """
 from __future__ import annotations
@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from .scoring import parse_samples, score, scorer_version, scoring_provenance
-from .service import Service, SpaceConfig
+from .config import SpaceConfig
+from .service import Service, make_service
 from .store import Entry, Request
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,9 @@ log = logging.getLogger(__name__)
 def evaluate_to_entry(service: Service, model: str, testset_name: str, track: str, out: Path, *,
                       model_options: dict | None = None, routing: str | None = None, **meta) -> Entry:
     """Answer ``testset_name`` with ``model`` (resumable in ``out``) and return the server-scored entry."""
-    from evaluators.harness import LOG, evaluate_model
-    from hypergvl_dataset.builder import TEXT_ONLY
+    from hypergvl.evaluators.harness import evaluate_model
+    from hypergvl.evaluators.run_folder import LOG
+    from hypergvl.builder import TEXT_ONLY
 
     testset = service.sets.get(testset_name)
     kind = track.partition(":")[0]
@@ -109,14 +111,13 @@ class Worker:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m space.worker", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="hypergvl space worker", description=__doc__.splitlines()[0])
     p.add_argument("--once", action="store_true", help="run at most one request, then exit")
     p.add_argument("--poll-s", type=float, default=10.0)
     p.add_argument("--ttl-s", type=float, help="claim lifetime (renewed every third of it while running)")
     p.add_argument("--worker-id")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:<name> requests")
     args = p.parse_args(argv)
-    from .app import make_service
 
     service = make_service(SpaceConfig.from_env())
     Worker(service, args.worker_id, ttl_s=args.ttl_s, base_url=args.base_url).run(args.poll_s, args.once)

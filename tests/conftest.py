@@ -22,6 +22,12 @@ if "HF_HOME" not in os.environ or not os.environ["HF_HOME"].startswith(tempfile.
     os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf_home_")
     atexit.register(shutil.rmtree, os.environ["HF_HOME"], ignore_errors=True)  # each run's Hub cache dies with it
 
+if (TESTS.parent / "hypergvl").is_dir() and not (TESTS.parent / "hypergvl" / "__init__.py").exists():
+    # a build folder under the builder's default name, in the checkout root: with the editable install, Python takes
+    # it (a namespace package on the path through the working directory) for the suite's package
+    pytest.exit(f"{TESTS.parent / 'hypergvl'} (a build folder?) hides the editable install's hypergvl package from "
+                "pytest and python -m: move it out of the checkout's root (e.g. to out/hypergvl)", returncode=4)
+
 SHARED_DATA = Path(os.environ.get("HYPERGVL_RAW_ROOT", TESTS.parent.parent / "shared" / "data"))
 
 
@@ -35,7 +41,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def small_build(tmp_path_factory) -> Path:
     """A small real build (5 tasks x 8 meta problems, half synthetic, half real), shared by the tests."""
-    from hypergvl_dataset.builder import BuildConfig, build
+    from hypergvl.builder import BuildConfig, build
 
     out = tmp_path_factory.mktemp("build") / "hypergvl"
     build(BuildConfig(out=out, per_task=8, tasks=("VC", "HEC", "ISM", "HHM", "SHC"), rows_per_shard=4, workers=2),

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from models import tasks as T
-from models.datasets.data import HypergraphData, HypergraphGraphDataset
+from hypergvl.models import tasks as T
+from hypergvl.models.datasets.data import HypergraphData, HypergraphGraphDataset
 
 
 def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6, max_order: int = 4):

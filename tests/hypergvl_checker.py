@@ -1,7 +1,7 @@
 """An independent re-derivation of every HyperGVL answer, written without the project's solvers.
 
 It works from a row's JSON only (hypergraph, params, answer) and uses networkx and brute force, so a bug in
-``hypergvl_dataset.solvers`` cannot hide behind the same bug here. Used by the core tests and the builder tests.
+``hypergvl.solvers`` cannot hide behind the same bug here. Used by the core tests and the builder tests.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from PIL import Image
 
 from chat_server import serve
 
-from evaluators.adapters import (ADAPTERS, DEFAULT_MAX_NEW_TOKENS, AdapterError, Generation, ModelInfo,
+from hypergvl.evaluators.adapters import (ADAPTERS, DEFAULT_MAX_NEW_TOKENS, AdapterError, Generation, ModelInfo,
                                  OpenAIConfig, Sample, finish_reason, make_adapter, register_adapter)
 
 
@@ -48,7 +48,7 @@ def test_register_adapter_open_and_duplicates_rejected():
         with pytest.raises(ValueError, match="registered twice"):
             register_adapter("echo-test")(_echo)
     finally:
-        ADAPTERS.pop("echo-test")
+        ADAPTERS.unregister("echo-test")
     with pytest.raises(ValueError, match="without ':'"):
         register_adapter("a:b")
 
@@ -86,7 +86,7 @@ def test_generation_is_a_string_that_says_why_it_stopped():
 
 
 def test_one_default_token_limit_for_both_adapters():
-    from evaluators.adapters import HFConfig
+    from hypergvl.evaluators.adapters import HFConfig
 
     assert HFConfig().max_new_tokens == OpenAIConfig().max_tokens == DEFAULT_MAX_NEW_TOKENS >= 4096
 
@@ -296,7 +296,7 @@ def test_hf_reasoning_template_gives_the_opening_tag_back(tiny_llm, tmp_path):
 
     from transformers import AutoTokenizer
 
-    from hypergvl_dataset.answers import parse_int
+    from hypergvl.answers import parse_int
 
     folder = tmp_path / "reasoning-llm"
     shutil.copytree(tiny_llm, folder)

@@ -5,8 +5,8 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hypergvl_dataset import answers
-from hypergvl_dataset.tasks import generate_problem, score_response
+from hypergvl import answers
+from hypergvl.tasks import generate_problem, score_response
 
 
 @pytest.mark.parametrize("response, expected", [
@@ -112,7 +112,7 @@ def test_random_unicode_never_raises():
 
 
 # ------------------------------------------------------------------------------------------------ linear time
-# A response of the Space's size limit (space.scoring.Limits.max_response_chars). Grading one takes under 50 ms
+# A response of the Space's size limit (hypergvl.space.scoring.Limits.max_response_chars). Grading one takes under 50 ms
 # (benchmarks/grading_worst_case.py); the bound here is 20 times that, so only a super-linear pattern (the earlier
 # _HEDGE_AFTER took a minute on 400 blanks after a number) fails it, never a slow machine.
 LINE_LIMIT = 65_536

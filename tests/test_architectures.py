@@ -22,8 +22,9 @@ def _records(folder) -> list[dict]:
 
 def _samples(small_build, vision: bool):
     """The prompts and images the harness sends for SELECTION."""
-    from evaluators.adapters import Sample
-    from evaluators.harness import Selection, load_rows, plan
+    from hypergvl.evaluators.adapters import Sample
+    from hypergvl.build_folder import load_rows
+    from hypergvl.evaluators.harness import Selection, plan
 
     rows = load_rows(str(small_build))
     vqa, indices, _, _ = plan(rows, Selection(tuple(SELECTION["tasks"]), tuple(SELECTION["text_reps"]),
@@ -34,8 +35,8 @@ def _samples(small_build, vision: bool):
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))
 def test_architecture_batches_alike_with_one_bos_and_its_image_tokens(name, tiny_architectures, small_build,
                                                                       tmp_path):
-    from evaluators.adapters import make_adapter
-    from evaluators.harness import evaluate_model
+    from hypergvl.evaluators.adapters import make_adapter
+    from hypergvl.evaluators.harness import evaluate_model
 
     folder, arch = tiny_architectures[name]
     adapter = make_adapter(f"hf:{folder}", **OPTIONS)
@@ -65,7 +66,7 @@ def test_architecture_batches_alike_with_one_bos_and_its_image_tokens(name, tiny
 
 def test_greedy_overrides_the_checkpoints_penalty_and_checkpoint_keeps_it(tiny_architectures, small_build, tmp_path):
     """Every tiny checkpoint ships repetition_penalty=1.05 in its generation_config."""
-    from evaluators.adapters import make_adapter
+    from hypergvl.evaluators.adapters import make_adapter
 
     folder, _ = tiny_architectures["qwen2"]
     greedy = make_adapter(f"hf:{folder}", **OPTIONS)
@@ -79,7 +80,7 @@ def test_a_text_checkpoint_without_a_chat_template_gets_the_raw_prompt(tiny_arch
     """A base LLM (no chat template): the prompt as it is, with the tokenizer's own BOS, once."""
     import shutil
 
-    from evaluators.adapters import Sample, make_adapter
+    from hypergvl.evaluators.adapters import Sample, make_adapter
 
     folder = shutil.copytree(tiny_architectures["llama"][0], tmp_path / "base")
     (folder / "chat_template.jinja").unlink()

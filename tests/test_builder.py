@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import hypergvl_checker as checker
-from hypergvl_dataset.builder import BuildConfig, expand, plan
-from hypergvl_dataset.cli import main
+from hypergvl.builder import BuildConfig, expand, plan
+from hypergvl.cli import main
 
 TASKS = ("VC", "HEC", "ISM", "HHM", "SHC")  # as the conftest's small_build
 PER_TASK = 8  # 4 synthetic (small, medium, medium, large) + 4 real
@@ -91,7 +91,7 @@ def test_same_seed_same_bytes_and_resume_after_kill(built, tmp_path):
     tasks = ("VC", "ISM")  # a subset keeps the two extra builds short; shards of a task do not depend on others
     ref = {k: v for k, v in _hashes(built).items() if k.split("/")[1] in ("vc", "ism")}
     out = tmp_path / "hypergvl"
-    cmd = [sys.executable, "-m", "hypergvl_dataset", "build", "--out", str(out), "--per-task", str(PER_TASK),
+    cmd = [sys.executable, "-m", "hypergvl", "build", "--out", str(out), "--per-task", str(PER_TASK),
            "--tasks", *tasks, "--rows-per-shard", "4", "--workers", "1", "--no-progress"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
@@ -177,7 +177,7 @@ def _old_problem_rng(seed, task, scale, source, index):
 
 
 def _tiny_build(out: Path, seed: int, **kw) -> dict:
-    from hypergvl_dataset.builder import build
+    from hypergvl.builder import build
 
     build(BuildConfig(out=out, per_task=2, seed=seed, tasks=("VC", "ISM"), workers=1, **kw), progress=False)
     return _hashes(out)
@@ -187,7 +187,7 @@ def _tiny_build(out: Path, seed: int, **kw) -> dict:
 def test_seeds_below_2_to_the_32_build_the_bytes_they_always_built(tmp_path, monkeypatch, seed):
     import numpy as np
 
-    from hypergvl_dataset import tasks
+    from hypergvl import tasks
 
     for args in [("VC", "small", "synthetic", 0), ("ISM", "large", "real", 7), ("OSP", "medium", "synthetic", None)]:
         assert np.array_equal(tasks.problem_rng(seed, *args).integers(0, 2 ** 62, 16),
@@ -200,7 +200,7 @@ def test_seeds_below_2_to_the_32_build_the_bytes_they_always_built(tmp_path, mon
 
 
 def test_a_seed_of_2_to_the_32_or_more_builds_another_set_than_its_low_32_bits(tmp_path, monkeypatch):
-    from hypergvl_dataset import tasks
+    from hypergvl import tasks
 
     low = 987654321
     wide = (0x2B5F_19C3 << 32) | low  # a 62-bit secret and its low word
@@ -212,7 +212,7 @@ def test_a_seed_of_2_to_the_32_or_more_builds_another_set_than_its_low_32_bits(t
 
 
 def test_a_secret_seed_is_in_no_card_nor_error_and_its_manifest_is_private(tmp_path):
-    from hypergvl_dataset.builder import MANIFEST, UserError, build
+    from hypergvl.builder import MANIFEST, UserError, build
 
     seed = 4_611_686_018_427_387_847  # 62 bits: its digits appear nowhere by chance
     out = tmp_path / "hidden"

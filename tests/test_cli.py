@@ -6,8 +6,8 @@ import sys
 import pytest
 
 import hypergvl_checker as checker
-from hypergvl_dataset.cli import main
-from hypergvl_dataset.tasks import TASK_CODES
+from hypergvl.cli import main
+from hypergvl.tasks import TASK_CODES
 
 IMAGE_COLUMNS = {"image_enc_hy", "image_bi_inc", "image_sh_inc", "image_st_inc", "image_cli_exp"}
 SCHEMA = ["id", "task", "level", "source", "origin", "scale", "num_vertices", "num_hyperedges", "hypergraph",
@@ -26,7 +26,7 @@ def test_sample_json_has_the_schema_and_checks_out(code, capsys):
 
 
 def test_console_script_readable_output():
-    out = subprocess.run([sys.executable, "-m", "hypergvl_dataset", "sample", "--task", "OSP", "--seed", "2"],
+    out = subprocess.run([sys.executable, "-m", "hypergvl", "sample", "--task", "OSP", "--seed", "2"],
                          capture_output=True, text=True, check=True).stdout
     assert "answer:" in out and "Ans:" in out
 
@@ -37,7 +37,7 @@ def test_console_script_readable_output():
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_flags_fail_clearly(argv, needle):
-    r = subprocess.run([sys.executable, "-m", "hypergvl_dataset", *argv], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "hypergvl", *argv], capture_output=True, text=True)
     assert r.returncode != 0 and needle in r.stderr
 
 
@@ -46,7 +46,7 @@ def test_subcommands_come_from_entry_points_and_the_core_names_no_upper_layer(ca
     from importlib.metadata import entry_points
     from pathlib import Path
 
-    import hypergvl_dataset.cli as cli
+    import hypergvl.cli as cli
 
     import re
 
@@ -62,10 +62,37 @@ def test_subcommands_come_from_entry_points_and_the_core_names_no_upper_layer(ca
 
 
 def test_module_commands_start_without_library_warnings():
-    """No FutureWarning from torch_geometric's import, no runpy RuntimeWarning for ``python -m router.prm``."""
+    """No FutureWarning from torch_geometric's import, no runpy RuntimeWarning for ``hypergvl router prm``."""
     import subprocess
     import sys
 
-    for module in ("models.train", "router.prm", "router.train"):
+    for module in ("hypergvl.models.train", "hypergvl.router.prm", "hypergvl.router.train"):
         done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0 and "Warning" not in done.stderr, (module, done.stderr[-500:])
+
+
+FRONT_DOOR = [("train",), ("study",), ("datasets",), ("demo",), ("router", "prm"), ("router", "train"),
+              ("router", "study"), ("router", "testbed"), ("space", "serve"), ("space", "worker"),
+              ("space", "rescore"), ("space", "testsets"), ("space", "deploy")]
+
+
+@pytest.mark.parametrize("words", FRONT_DOOR, ids=" ".join)
+def test_every_user_task_is_a_hypergvl_subcommand_with_its_own_help(words, capsys):
+    """One front door: ``hypergvl WORDS --help`` is the module's own help, under the name the user typed."""
+    with pytest.raises(SystemExit) as done:
+        main([*words, "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: hypergvl {' '.join(words)} ")
+
+
+def test_the_front_door_lists_groups_and_refuses_unknown_members(capsys):
+    import hypergvl.cli as cli
+
+    cli._load_plugins()
+    assert {n for n, c in cli.COMMANDS.items() if c.targets} >= {w[0] for w in FRONT_DOOR}
+    assert main(["router"]) == 2 and "hypergvl router {prm,train,study,testbed}" in capsys.readouterr().err
+    assert main(["space", "--help"]) == 0 and "hypergvl space rescore" in capsys.readouterr().out
+    assert main(["router", "trian"]) == 2
+    assert "unknown command 'trian' (choose from prm, train, study, testbed)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="registered twice"):
+        cli.delegate("router", "again", "hypergvl.router.prm")

@@ -1,7 +1,7 @@
 """Every DHG-Bench number the project compares with, read back from the paper's own text.
 
 The reproduction (``benchmarks/reproduce_dhgbench.py``: Tables 1, A6, A7) and the fairness study
-(``models.study.paper``: Table A8) hold transcribed cells, mean ± std. Here each table is parsed from the seed text
+(``hypergvl.models.study.paper``: Table A8) hold transcribed cells, mean ± std. Here each table is parsed from the seed text
 (``../shared/seeds/003_*.txt``; rows are a method name followed by ``m$\\pm$s`` or ``OOM`` cells, tab- or
 line-separated) and all 536 transcribed cells are compared with it, so a mistyped digit, a swapped column or a
 shifted row fails. The paper's "UniGNN" row is this library's UniGCNII (DHG-Bench section 3.2)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_scripts import load_script
-from models.study import paper as study_paper
+from hypergvl.models.study import paper as study_paper
 
 SEED = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "003_df7291a8bd3f5d19.txt"
 CELL = re.compile(r"^(\d+\.\d+)\$\\pm\$(\d+\.\d+)$")

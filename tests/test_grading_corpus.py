@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hypergvl_dataset.hypergraph import Hypergraph
-from hypergvl_dataset.tasks import TASK_CODES, TASKS, Instance, generate_problem, score_response
+from hypergvl.hypergraph import Hypergraph
+from hypergvl.tasks import TASK_CODES, TASKS, Instance, generate_problem, score_response
 
 CORPUS = Path(__file__).resolve().parent / "grading_corpus"
 VERDICTS = ("correct", "wrong", "unparsed")

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from hypergvl_dataset.cli import main
+from hypergvl.cli import main
 
 LOSSLESS = ("n_set", "ho_neigh", "ho_inc", "inc_mat")
 LOSSY = ("n_pair", "adj_mat", "lo_inc")
@@ -38,8 +38,8 @@ def test_random_baseline_is_at_chance(runs):
 
 
 def test_submission_format_and_sample_log(runs, small_build):
-    from hypergvl_dataset.answers import SCORER_VERSION
-    from hypergvl_dataset.provenance import of
+    from hypergvl.answers import SCORER_VERSION
+    from hypergvl.provenance import of
 
     r = _results(runs / "symbolic")
     assert r["scorer_version"] == SCORER_VERSION and r["generation"] is None
@@ -77,7 +77,7 @@ def test_report_tables_and_heatmap(runs, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| Model | VC | HEC | Ne | DVC | OEC | ONe | OSP | OMF | ISM | 3-CL | SHC | HHM | Avg.U | Avg.R |" in text
     assert "| baseline:symbolic | 100.0 |" in text and "| N-Set | 100.0 |" in text
-    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl.answers import SCORER_VERSION
 
     assert "| Model | Samples | Cut at limit | Max new tokens | Scorer version |" in text
     assert f"| baseline:random | 280 | 0.0% | - | {SCORER_VERSION} |" in text  # a baseline's answers are never cut
@@ -115,8 +115,8 @@ def test_bad_input(small_build, tmp_path, capsys):
 
 def test_task_codes_in_any_case_or_as_config_names():
     """``--tasks osp 3cl`` selects what ``load_dataset(..., "osp")`` calls its configs; an unknown code lists both."""
-    from evaluators.harness import Selection
-    from hypergvl_dataset.cli import UserError
+    from hypergvl.evaluators.harness import Selection
+    from hypergvl.cli import UserError
 
     assert Selection(tasks=("osp", "3cl", "Ne", "one", "3-cl")).tasks == ("OSP", "3-CL", "Ne", "ONe", "3-CL")
     with pytest.raises(UserError, match="osp, omf"):
@@ -124,7 +124,7 @@ def test_task_codes_in_any_case_or_as_config_names():
 
 
 def test_a_selection_without_understanding_tasks_prints_no_nan(small_build, tmp_path, capsys):
-    from hypergvl_dataset.cli import main
+    from hypergvl.cli import main
 
     assert main(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--tasks", "hhm",
                  "--text-reps", "n_set", "--visual-reps", "none", "--out", str(tmp_path / "r"), "--no-progress"]) == 0

@@ -4,7 +4,7 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hypergvl_dataset import Hypergraph
+from hypergvl import Hypergraph
 
 E1 = Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]])
 

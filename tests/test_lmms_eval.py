@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hypergvl_dataset.cli import main
+from hypergvl.cli import main
 
 pytest.importorskip("lmms_eval")
 pytest.importorskip("decord", reason="lmms-eval's llava_hf imports decord (the lmms-eval[video-legacy] extra)")
@@ -33,7 +33,7 @@ def _rows(build):
 
 
 def _hooks():
-    from evaluators.lmms_eval import utils
+    from hypergvl.evaluators.lmms_eval import utils
 
     return utils
 
@@ -43,9 +43,9 @@ def test_task_folder_has_one_subtask_per_pair_and_the_two_groups():
     import yaml
     from lmms_eval.tasks import TaskManager
 
-    from evaluators.adapters import DEFAULT_MAX_NEW_TOKENS
-    from hypergvl_dataset.builder import TEXT_ONLY, VISUAL_REPS
-    from hypergvl_dataset.text import TEXT_REPS
+    from hypergvl.evaluators.adapters import DEFAULT_MAX_NEW_TOKENS
+    from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl.text import TEXT_REPS
 
     index = TaskManager("ERROR", include_path=str(TASKS_DIR), include_defaults=False).task_index
     pairs = {f"hypergvl_{t}_{v}": (t, v) for t in TEXT_REPS for v in VISUAL_REPS}
@@ -79,7 +79,7 @@ def test_hooks_give_the_harness_prompt_and_image(small_build):
 
 
 def test_dataset_is_named_by_the_environment(small_build, tmp_path, monkeypatch):
-    from evaluators.harness import dataset_info
+    from hypergvl.build_folder import dataset_info
 
     utils = _hooks()
     monkeypatch.chdir(tmp_path)  # no ./hypergvl folder here: the default is the Hub id
@@ -105,7 +105,7 @@ def test_dataset_is_named_by_the_environment(small_build, tmp_path, monkeypatch)
 
 
 def test_process_results_grades_against_the_rows_answer(small_build):
-    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl.answers import SCORER_VERSION
 
     utils = _hooks()
     docs = [d for d in _rows(small_build) if d["task"] in ("HEC", "SHC")]
@@ -181,8 +181,8 @@ def test_lmms_eval_asks_what_hypergvl_evaluate_asks(runs):
 
 
 def test_imported_run_equals_the_harness_run(runs, small_build, capsys):
-    from hypergvl_dataset.answers import SCORER_VERSION
-    from hypergvl_dataset.provenance import of
+    from hypergvl.answers import SCORER_VERSION
+    from hypergvl.provenance import of
 
     ours, imported = _records(runs / "ours"), _records(runs / "imported")
     assert set(imported) == set(ours)
@@ -282,7 +282,7 @@ def test_text_only_group_through_lmms_eval_openai_wrapper(small_build, tmp_path)
     prompts, and the group's statistics are those of the whole selection."""
     import threading
 
-    from hypergvl_dataset.text import TEXT_REPS
+    from hypergvl.text import TEXT_REPS
 
     server = _answering_server(small_build)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -326,8 +326,8 @@ def test_hypergvl_group_sends_the_harness_prompts_and_images(small_build, tmp_pa
 
     from PIL import Image
 
-    from hypergvl_dataset.builder import VISUAL_REPS
-    from hypergvl_dataset.text import TEXT_REPS
+    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.text import TEXT_REPS
 
     pairs = len(TEXT_REPS) * len(VISUAL_REPS)
     server = _answering_server(small_build)

@@ -52,7 +52,7 @@ def test_loads_from_folder(name):
 
 
 def test_metric_path_lists_every_folder():
-    import evaluators
+    import hypergvl.evaluators as evaluators
 
     folders = sorted(p.parent.name for p in (ROOT / "evaluators").glob("*/*.py") if p.stem == p.parent.name)
     assert sorted(evaluators.METRIC_NAMES) == folders == sorted(NAMES)
@@ -221,7 +221,7 @@ SCALES = ("small", "medium", "large")
 
 @pytest.fixture(scope="module")
 def benchmark_rows():
-    tasks = pytest.importorskip("hypergvl_dataset.tasks")
+    tasks = pytest.importorskip("hypergvl.tasks")
     return [tasks.TASKS[code].generate(seed, SCALES[seed % 3]) for code in tasks.TASKS for seed in range(3)]
 
 
@@ -256,7 +256,7 @@ def _assert_summary(got: dict, want: dict):
 
 
 def test_hypergvl_accuracy_against_per_sample_loop_and_groupby(benchmark_rows):
-    from hypergvl_dataset.tasks import TASKS, UNDERSTANDING, score_response
+    from hypergvl.tasks import TASKS, UNDERSTANDING, score_response
 
     samples = _responses(benchmark_rows, np.random.default_rng(0))
     frame = pd.DataFrame(samples)
@@ -327,11 +327,11 @@ def test_hypergvl_accuracy_errors(benchmark_rows, kwargs, message):
 
 def test_metrics_load_by_metric_path_from_another_folder(tmp_path, monkeypatch):
     """The README's form works wherever the user stands; the relative checkout path does not."""
-    from evaluators import metric_path
+    from hypergvl.evaluators import metric_path
 
     monkeypatch.chdir(tmp_path)
     metric = evaluate.load(metric_path("hypergvl_accuracy"))
-    from hypergvl_dataset.tasks import generate_problem
+    from hypergvl.tasks import generate_problem
 
     row = generate_problem("VC", 0, "small")
     out = metric.compute(predictions=[f"Ans: {row['answer']}"], references=[row["reference"]])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import paper
+from hypergvl.evaluators import paper
 
 SEED = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "000_36546eb241ed204c.txt"
 NUMBER = re.compile(r"^\d+\.\d\d$")
@@ -157,7 +157,7 @@ def runs(small_build, tmp_path_factory):
     """The symbolic baseline on two tasks (with images, and text only), and a copy named as one of the paper's models."""
     import shutil
 
-    from hypergvl_dataset.cli import main
+    from hypergvl.cli import main
 
     out = tmp_path_factory.mktemp("paper-runs")
     for name, visual in (("symbolic", "bi_inc"), ("text", "none")):
@@ -178,7 +178,7 @@ def _paper_line(number, name, cells):
 
 
 def test_report_paper_puts_the_matching_model_row_beside_ours(runs, seed, capsys):
-    from hypergvl_dataset.cli import main
+    from hypergvl.cli import main
 
     t3, t4 = seed_table(seed, 3), seed_table(seed, 4)
     assert main(["report", str(runs / "qwen-symbolic"), "--paper"]) == 0
@@ -196,7 +196,7 @@ def test_report_paper_puts_the_matching_model_row_beside_ours(runs, seed, capsys
 
 
 def test_report_paper_lists_the_paper_rows_for_an_unknown_model(runs, seed, capsys):
-    from hypergvl_dataset.cli import main
+    from hypergvl.cli import main
 
     assert main(["report", str(runs / "symbolic"), str(runs / "qwen-text"), "--paper"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -212,7 +212,7 @@ def test_report_paper_lists_the_paper_rows_for_an_unknown_model(runs, seed, caps
 
 
 def test_report_without_paper_shows_none_of_it(runs, capsys):
-    from hypergvl_dataset.cli import main
+    from hypergvl.cli import main
 
     assert main(["report", str(runs / "qwen-symbolic")]) == 0
     assert "paper (Table" not in capsys.readouterr().out
@@ -236,7 +236,7 @@ def test_space_shows_the_paper_rows_in_their_own_tab_only(space_service, seed):
     no rank column; the re-scored leaderboard's rows are ours only."""
     import gradio as gr
 
-    from space.app import build_app, leaderboard_frame
+    from hypergvl.space.app import build_app, leaderboard_frame
 
     space = space_service
     app = build_app(space)

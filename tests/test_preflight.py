@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from evaluators import preflight
-from hypergvl_dataset.cli import main
+from hypergvl.evaluators import preflight
+from hypergvl.cli import main
 
 
 @pytest.fixture()

@@ -14,9 +14,9 @@ import torch
 from benchmark_scripts import load_script
 from hnn_toys import planted
 
-from models import protocols as P
-from models import train as TR
-from models.nn import MODELS
+from hypergvl.models import protocols as P
+from hypergvl.models import train as TR
+from hypergvl.models.nn import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 

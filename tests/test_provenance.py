@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from hypergvl_dataset import provenance as P
+from hypergvl import provenance as P
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hypergvl_dataset.hypergraph import Hypergraph
-from hypergvl_dataset.render import (DPI, HEIGHT, RENDERERS, WIDTH, hyperedge_colour, kamada_kawai,
+from hypergvl.hypergraph import Hypergraph
+from hypergvl.render import (DPI, HEIGHT, RENDERERS, WIDTH, hyperedge_colour, kamada_kawai,
                                      register_renderer, render)
 
 NAMES = ["enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp"]
@@ -52,7 +52,7 @@ def test_registry_lists_exactly_the_five_and_rejects_unknown_and_duplicate_names
     assert list(RENDERERS) == NAMES
     with pytest.raises(ValueError, match="enc_hy"):  # the message lists the choices
         render("enc-hy", E1)
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError, match="registered twice"):
         register_renderer("bi_inc")(lambda panel, h: None)
     with pytest.raises(TypeError, match="Hypergraph"):
         render("bi_inc", [[0, 1]])
@@ -70,7 +70,7 @@ def test_png_is_1400x1100_at_150_dpi_palette(name, e1_pngs):
 
 
 def test_png_writer_round_trips_indices_and_palette_through_an_independent_decoder():
-    from hypergvl_dataset.render import _png
+    from hypergvl.render import _png
 
     rng = np.random.default_rng(0)
     w, h = 37, 23
@@ -90,8 +90,8 @@ def test_same_input_same_bytes_across_calls_rcparams_and_processes(e1_pngs):
     with matplotlib.rc_context({"lines.linewidth": 7, "patch.antialiased": False, "path.simplify": True,
                                 "font.family": "serif", "figure.dpi": 72}):
         assert render("cli_exp", E1) == e1_pngs["cli_exp"]
-    code = ("import hashlib\nfrom hypergvl_dataset.hypergraph import Hypergraph\n"
-            "from hypergvl_dataset.render import render\n"
+    code = ("import hashlib\nfrom hypergvl.hypergraph import Hypergraph\n"
+            "from hypergvl.render import render\n"
             f"h = Hypergraph(5, {[list(e) for e in E1.hyperedges]})\n"
             f"for name in {NAMES!r}: print(hashlib.sha256(render(name, h)).hexdigest())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
@@ -180,7 +180,7 @@ def test_kamada_kawai_reaches_networkx_energy(graph):
 
 def _agg_pixels(add) -> np.ndarray:
     """RGB of a picture whose only content is what ``add(panel)`` draws (the renderer's own buffer)."""
-    from hypergvl_dataset import render as R
+    from hypergvl import render as R
     return R._draw_rgba(lambda panel, h: add(panel), Hypergraph(1), None)[..., :3].astype(int).copy()
 
 

@@ -1,5 +1,5 @@
 """benchmarks/reproduce_dhgbench.py: the paper tables cover part 2's nine models (DHG-Bench Tables 1, A6, A7; A8
-through models.study.paper), and the fairness rows read the study's seed points (hand-made here, so the mean,
+through hypergvl.models.study.paper), and the fairness rows read the study's seed points (hand-made here, so the mean,
 population std and pass/miss/OOM/not-run states are known) without training anything."""
 import json
 from pathlib import Path
@@ -8,8 +8,8 @@ import pytest
 
 from benchmark_scripts import load_script
 
-from models import train as TR
-from models.study import common
+from hypergvl.models import train as TR
+from hypergvl.models.study import common
 
 PART2 = ("LEGCN", "HyperND", "PhenomNN", "SheafHyperGNN", "HJRL", "DPHGNN", "HyperGT", "EHNN", "T-HyperGNN")
 NO_GRAPH = ("EHNN", "T-HyperGNN")  # refused for hypergraph classification (appendix C.1), absent from Table A7
@@ -94,8 +94,8 @@ def test_refused_rows_say_so(rd, tmp_path):
 def test_reference_behaviour_options_are_valid_and_each_changes_the_config(rd):
     """Every REFERENCE_BEHAVIOURS option is a key its model accepts, with a value other than the one the default
     row resolves to (an option equal to the default would make the second table repeat the first)."""
-    from models import train as TR
-    from models.nn import build_model
+    from hypergvl.models import train as TR
+    from hypergvl.models.nn import build_model
     for model, per_task in rd.REFERENCE_BEHAVIOURS.items():
         for task, options in per_task.items():
             dataset = rd.TASK_OF[task][0]
@@ -204,7 +204,7 @@ def test_shipped_reproduction_table_is_rebuilt_from_its_points(rd, tmp_path, cap
 def test_a_changed_default_marks_the_affected_shipped_points_stale(rd, monkeypatch):
     """Flip HyperND's constructor default label_diffusion (as the code once had it): its shipped Cora points,
     trained with label diffusion, become stale; HGNN's are untouched."""
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
     init = MODELS["HyperND"].__init__
     monkeypatch.setattr(init, "__kwdefaults__", {**init.__kwdefaults__, "label_diffusion": False})
     row = rd.run_row("HyperND", "cora", "node", 2, Path("unused"), None, points=rd.POINTS)
@@ -240,9 +240,9 @@ def test_points_round_trip_a_run_folder(rd, tmp_path):
     assert rd.points_summary(dest, doc["config"]) == (None, "seeds [1] are not 0..0")
 
 
-def test_readme_counts_are_generated_from_the_shipped_tables(rd):
-    readme = (ROOT / "README.md").read_text()
-    assert rd.counts_block() in readme
+def test_docs_counts_are_generated_from_the_shipped_tables(rd):
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    assert rd.counts_block() in doc
     for name in rd.COUNTED_TABLES:  # the block's totals agree with each table's own pass line
         text = (ROOT / name).read_text()
         first = rd.count_summary(rd.markdown_rows(text)[0]).split(" comparable")[0]
@@ -252,7 +252,7 @@ def test_readme_counts_are_generated_from_the_shipped_tables(rd):
 def test_every_shipped_result_names_its_provenance():
     """Each shipped point and summary carries a provenance record: a commit, or (written before results recorded
     one) an explicit pre-provenance marker with the commit that shipped it, never an invented commit."""
-    from hypergvl_dataset.provenance import of
+    from hypergvl.provenance import of
     files = sorted((ROOT / "space" / "seed_studies").rglob("*.json")) + sorted(
         (ROOT / "benchmarks" / "results" / "points").rglob("*.json"))
     assert len(files) > 300

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from hypergvl_dataset.cli import main
-from hypergvl_dataset.runlog import DamagedRun, iter_log
+from hypergvl.cli import main
+from hypergvl.runlog import DamagedRun, iter_log
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,8 @@ def test_every_reader_refuses_a_damaged_line_naming_it(run, small_build, tmp_pat
     assert log.read_bytes() == before  # resume appended nothing beside the damaged line
     assert main(["merge", str(folder), "--out", str(tmp_path / "merged")]) == 2
     assert f"line 10: {what}" in capsys.readouterr().err
-    from router.policies import oracle_choices
-    from router.prm import read_run
+    from hypergvl.evaluators.routing import oracle_choices
+    from hypergvl.router.prm import read_run
 
     for reader in (read_run, oracle_choices):
         with pytest.raises(DamagedRun, match="line 10"):

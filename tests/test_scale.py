@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import serve
-from hypergvl_dataset.cli import main
+from hypergvl.cli import main
 
 ACCELERATE = Path(sys.executable).with_name("accelerate")
 TIMING = ("latency_s",)
@@ -49,7 +49,7 @@ def assert_same_run(a: Path, b: Path) -> None:
 def _launch(n: int, args: list[str], cwd: Path, **kw) -> subprocess.Popen:
     env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     cmd = [str(ACCELERATE), "launch", "--num_processes", str(n), "--num_machines", "1", "--mixed_precision", "no",
-           "--dynamo_backend", "no", "--multi_gpu", "-m", "hypergvl_dataset", "evaluate", *args, "--no-progress"]
+           "--dynamo_backend", "no", "--multi_gpu", "-m", "hypergvl", "evaluate", *args, "--no-progress"]
     return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, **kw)
 
@@ -104,7 +104,7 @@ def _worker(proc: subprocess.Popen, rank: int):
 
     for child in psutil.Process(proc.pid).children(recursive=True):
         with contextlib.suppress(psutil.Error):
-            if child.environ().get("RANK") == str(rank) and "hypergvl_dataset" in " ".join(child.cmdline()):
+            if child.environ().get("RANK") == str(rank) and "hypergvl" in " ".join(child.cmdline()):
                 return child
     return None
 
@@ -143,9 +143,9 @@ def test_every_entry_point_releases_its_process_group(tmp_path):
     on success and on exit alike (``--help`` leaves through SystemExit)."""
     code = """if True:
         import contextlib, sys, torch.distributed as dist
-        from hypergvl_dataset.cli import main as hypergvl
-        from models.train import main as train
-        from router.train import main as router_train
+        from hypergvl.cli import main as hypergvl
+        from hypergvl.models.train import main as train
+        from hypergvl.router.train import main as router_train
         for i, entry in enumerate((hypergvl, train, router_train)):
             dist.init_process_group("gloo", init_method=f"file://{sys.argv[1]}/store{i}", rank=0, world_size=1)
             with contextlib.suppress(SystemExit):
@@ -306,8 +306,8 @@ def test_text_only_llm_answers_with_no_image(small_build, tmp_path, tiny_llm, ca
 def test_lvlm_text_only_prompt_has_no_image_token(small_build, tiny_llava):
     from datasets import load_dataset
 
-    from evaluators.adapters import Sample, make_adapter
-    from hypergvl_dataset import expand
+    from hypergvl.evaluators.adapters import Sample, make_adapter
+    from hypergvl import expand
 
     adapter = make_adapter(f"hf:{tiny_llava}", device="cpu", dtype="float32", max_new_tokens=2)
     image_token = adapter.model.config.image_token_index
@@ -359,7 +359,7 @@ def test_score_regrades_a_run_graded_under_old_rules(small_build, tmp_path, caps
     """A run folder from before scorer versions (no scorer_version, provenance, generation or finish_reason; its
     verdicts made by other rules) is re-graded from its raw responses: the verdicts and scores of a fresh run under
     the current rules, the current scorer_version, and the old folder untouched unless it is the --out."""
-    from hypergvl_dataset.answers import SCORER_VERSION
+    from hypergvl.answers import SCORER_VERSION
 
     sel = ["--model", "baseline:random", "--tasks", "VC", "ISM", "SHC", "--visual-reps", "sh_inc", "--no-progress"]
     fresh, old = tmp_path / "fresh", tmp_path / "old"
@@ -413,7 +413,7 @@ def test_openai_finish_reasons_reach_the_log_results_and_report(small_build, tmp
 
 
 def test_score_refuses_another_build(small_build, tmp_path, capsys):
-    from hypergvl_dataset.builder import BuildConfig, build
+    from hypergvl.builder import BuildConfig, build
 
     other = tmp_path / "other"
     build(BuildConfig(out=other, per_task=2, tasks=("VC",), seed=5, workers=1), progress=False)
@@ -519,7 +519,7 @@ def test_report_draws_lvlm_vs_llm_and_scale_figures(small_build, tmp_path, capsy
 def test_a_rebuilt_folder_is_read_anew(tmp_path):
     """datasets caches a local folder by its card's file patterns: the harness must not score a second build of the
     same folder with the first build's rows."""
-    from hypergvl_dataset.builder import BuildConfig, build
+    from hypergvl.builder import BuildConfig, build
 
     counts = []
     for n in (2, 3):

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from hypergvl_dataset.hypergraph import Hypergraph
-from hypergvl_dataset.safe_pickle import safe_load
-from hypergvl_dataset.sources import (DEFAULT_SOURCES, SOURCES, SourceFileError, get_source, load_source,
+from hypergvl.hypergraph import Hypergraph
+from hypergvl.safe_pickle import safe_load
+from hypergvl.sources import (DEFAULT_SOURCES, SOURCES, SourceFileError, get_source, load_source,
                                       register_source, sample_instance, sample_real, sample_subhypergraph)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -103,7 +103,7 @@ def test_unknown_source_lists_choices():
 
 
 def test_duplicate_registration_rejected():
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError, match="registered twice"):
         register_source("justice", domain="", description="", licence="", citation="", env_var="X",
                         default_base=str)(lambda read: Hypergraph(1))
 
@@ -195,7 +195,7 @@ def test_hypergraphx_json_matches_hypergraphx_reader(name, rel):
 
 
 def test_loading_never_imports_a_top_level_tests_package():
-    code = ("import sys, hypergvl_dataset.sources as s\n"
+    code = ("import sys, hypergvl.sources as s\n"
             f"[s.load_source(n) for n in {HGX!r}]\n"
             "assert 'tests' not in sys.modules and 'tutorials' not in sys.modules, sorted(sys.modules)\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import hypergvl_checker as checker
-from hypergvl_dataset import Hypergraph, generators, solvers
-from hypergvl_dataset.tasks import TASKS, TASK_CODES, generate_problem, get_task, score_response
+from hypergvl import Hypergraph, generators, solvers
+from hypergvl.tasks import TASKS, TASK_CODES, generate_problem, get_task, score_response
 
 SCALES = ("small", "medium", "large")
 

@@ -2,8 +2,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hypergvl_dataset import Hypergraph, text
-from hypergvl_dataset.tasks import generate_problem
+from hypergvl import Hypergraph, text
+from hypergvl.tasks import generate_problem
 
 E1 = Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]])
 HEAD = "G describes a hypergraph among vertices v0, v1, v2, v3, and v4 and"

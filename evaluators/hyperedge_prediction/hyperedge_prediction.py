@@ -8,7 +8,7 @@ prediction"; reported in percent (Table A6). The statistics are computed by scik
 import datasets
 import evaluate
 import numpy as np
-from evaluators._inputs import check_numbers
+from hypergvl.evaluators._inputs import check_numbers
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 _DESCRIPTION = """

@@ -8,7 +8,7 @@ percent (Table A7, "Acc and F1_ma"). The statistics are computed by scikit-learn
 import datasets
 import evaluate
 import numpy as np
-from evaluators._inputs import check_numbers
+from hypergvl.evaluators._inputs import check_numbers
 from sklearn.metrics import accuracy_score, f1_score
 
 _DESCRIPTION = """

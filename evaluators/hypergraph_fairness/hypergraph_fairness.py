@@ -8,14 +8,14 @@ target label y in {0,1} and binary sensitive attribute s in {0,1}."
     ΔEO = |P(ŷ=1 | s=1, y=1) − P(ŷ=1 | s=0, y=1)|            (eq. 4)
 
 All three values are reported in percent, as in DHG-Bench Table A8. The formulas live in one place,
-:func:`models.tasks.fairness.fairness_metrics`, which node classification in :mod:`models.train` uses too.
+:func:`hypergvl.models.tasks.fairness.fairness_metrics`, which node classification in :mod:`hypergvl.models.train` uses too.
 """
 
 import datasets
 import evaluate
 import numpy as np
-from evaluators._inputs import check_numbers
-from models.tasks.fairness import fairness_metrics
+from hypergvl.evaluators._inputs import check_numbers
+from hypergvl.models.tasks.fairness import fairness_metrics
 
 _DESCRIPTION = """
 Accuracy, demographic parity gap (ΔDP) and equalized odds gap (ΔEO) of binary predictions across the two groups

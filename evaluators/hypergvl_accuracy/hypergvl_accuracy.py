@@ -4,10 +4,10 @@
 HyperGVL, sec. 3.2 / Table 3: accuracy per task, "Avg.U and Avg.R represent the average accuracy across
 understanding and reasoning tasks"; sec. 3.4 / Table 4: the same per textual and per visual representation;
 sec. 3.5 / Fig. 4: per hypergraph scale for synthetic and real-world hypergraphs. Each response is checked by
-:func:`hypergvl_dataset.tasks.score_response`'s verifier against the row's ``reference`` column (task, hypergraph(s),
+:func:`hypergvl.tasks.score_response`'s verifier against the row's ``reference`` column (task, hypergraph(s),
 parameters, canonical answer), so any valid answer to a planning task (3-CL, SHC, HHM) counts, not only the
 stored one. Sec. 3.1: "the factually accurate answers with incorrect formats are also considered to be correct
-after manual review"; the grading rules of ``hypergvl_dataset.answers`` (``SCORER_VERSION``) stand in for that review.
+after manual review"; the grading rules of ``hypergvl.answers`` (``SCORER_VERSION``) stand in for that review.
 
 Speed: the 84,000 samples of the benchmark share 2,400 references (one per meta problem), so each distinct
 reference string is parsed once (``parse_reference``), and each distinct (reference, response) pair is verified
@@ -19,8 +19,8 @@ import gc
 import datasets
 import evaluate
 import numpy as np
-from evaluators._inputs import check_strings
-from hypergvl_dataset.tasks import TASKS, UNDERSTANDING, parse_reference
+from hypergvl.evaluators._inputs import check_strings
+from hypergvl.tasks import TASKS, UNDERSTANDING, parse_reference
 
 _DESCRIPTION = """
 Accuracy of raw model responses on the HyperGVL benchmark. Every response is read as a careful human grader

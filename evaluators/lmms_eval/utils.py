@@ -4,15 +4,15 @@ HyperGVL sec. 3.1: "For all LVLMs, the zero-shot setting is adopted for the eval
 provide answers in predefined formats". A lmms-eval document is one meta-problem row; each subtask shows it in one
 (text, visual) representation pair, named by its ``lmms_eval_specific_kwargs`` (``text_rep``, ``visual_rep``;
 ``visual_rep: none`` is the text-only track of sec. 3.3). The prompt and the image are those ``hypergvl evaluate``
-sends: :func:`hypergvl_dataset.builder.expand` makes them, and the image is decoded to RGB as the ``hf:`` adapter
-decodes it. Responses are graded by :func:`hypergvl_dataset.tasks.score_response` and aggregated by the
+sends: :func:`hypergvl.builder.expand` makes them, and the image is decoded to RGB as the ``hf:`` adapter
+decodes it. Responses are graded by :func:`hypergvl.tasks.score_response` and aggregated by the
 ``hypergvl_accuracy`` metric: accuracy, Avg.U and Avg.R ("the average accuracy across understanding and reasoning
 tasks", sec. 3.2, Table 3) and the share of unparsed answers, in percent.
 
 The data: ``$HYPERGVL_DATASET``, a build folder (``hypergvl build --out DIR``) or a Hub dataset id; ``hypergvl``
 when unset (the folder ``hypergvl build --out hypergvl`` writes, else that Hub id). The task YAMLs read
 ``DATASET_PATH`` and ``DATASET_KWARGS`` (a local build is cached under its own sha256, as the harness
-caches it). Loaded as ``evaluators.lmms_eval.utils``, so it needs the ``hypergvl`` package installed.
+caches it). Loaded as ``hypergvl.evaluators.lmms_eval.utils``, so it needs the ``hypergvl`` package installed.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import functools
 import os
 from pathlib import Path
 
-from hypergvl_dataset.answers import SCORER_VERSION  # noqa: F401 - the tasks' version (metadata.version)
+from hypergvl.answers import SCORER_VERSION  # noqa: F401 - the tasks' version (metadata.version)
 
 ENV = "HYPERGVL_DATASET"
 PREFIX = "hypergvl_"
@@ -34,7 +34,7 @@ def _dataset() -> tuple[str, dict]:
     path = Path(name).expanduser()
     if not path.is_dir():
         return name, {}
-    from evaluators.harness import build_cache_dir, dataset_info
+    from hypergvl.build_folder import build_cache_dir, dataset_info
 
     sha = dataset_info(str(path))["build_sha256"]
     if sha is None:
@@ -58,8 +58,8 @@ def task_name(text_rep: str, visual_rep: str) -> str:
 
 def pair_of(task: str) -> tuple[str, str]:
     """The (text rep, visual rep) of a task named by :func:`task_name`; ValueError for any other name."""
-    from hypergvl_dataset.builder import TEXT_ONLY, VISUAL_REPS
-    from hypergvl_dataset.text import TEXT_REPS
+    from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl.text import TEXT_REPS
 
     for t in TEXT_REPS:
         for v in VISUAL_REPS + (TEXT_ONLY,):
@@ -69,7 +69,7 @@ def pair_of(task: str) -> tuple[str, str]:
 
 
 def _sample(doc: dict, text_rep: str, visual_rep: str) -> dict:
-    from hypergvl_dataset.builder import expand
+    from hypergvl.builder import expand
 
     return expand([doc], (text_rep,), (visual_rep,))[0]
 
@@ -77,14 +77,14 @@ def _sample(doc: dict, text_rep: str, visual_rep: str) -> dict:
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict) -> str:
     """The text representation, then the appendix E.2 question: the harness's prompt. It does not depend on the
     image, and lmms-eval also asks for it with the image columns removed, so it is taken from the text-only sample."""
-    from hypergvl_dataset.builder import TEXT_ONLY
+    from hypergvl.builder import TEXT_ONLY
 
     return _sample(doc, lmms_eval_specific_kwargs["text_rep"], TEXT_ONLY)["prompt"]
 
 
 def doc_to_visual(doc: dict, lmms_eval_specific_kwargs: dict) -> list:
     """The rendered representation as one RGB image, or no image on the text-only track."""
-    from evaluators.adapters import _pil_image
+    from hypergvl.evaluators.adapters import _pil_image
 
     kwargs = lmms_eval_specific_kwargs
     image = _sample(doc, kwargs["text_rep"], kwargs["visual_rep"])["image"]
@@ -93,7 +93,7 @@ def doc_to_visual(doc: dict, lmms_eval_specific_kwargs: dict) -> list:
 
 def process_results(doc: dict, results: list) -> dict:
     """The verdict of the response (lmms-eval hands it stripped of surrounding white space) for every metric."""
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     if "reference" not in doc:
         raise ValueError("this is a questions-only set: lmms-eval cannot grade it; run it with `hypergvl evaluate` "
@@ -108,7 +108,7 @@ def process_results(doc: dict, results: list) -> dict:
 def _metric():
     import evaluate
 
-    from evaluators import metric_path
+    from hypergvl.evaluators import metric_path
 
     return evaluate.load(metric_path("hypergvl_accuracy"))
 

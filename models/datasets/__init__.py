@@ -1,11 +1,11 @@
 """DHG-Bench hypergraph datasets: data objects, registry, loaders from the upstream raw formats, Hub layout.
 
->>> import models.datasets as md
+>>> import hypergvl.models.datasets as md
 >>> data = md.load("cora", raw_root="../shared/data")     # doctest: +SKIP
 >>> data.num_nodes, data.num_hyperedges                      # doctest: +SKIP
 (2708, 4287)
 
-``python -m models.datasets list`` prints the registry; ``python -m models.datasets build NAME --out DIR``
+``hypergvl datasets list`` prints the registry; ``hypergvl datasets build NAME --out DIR``
 writes a Hub dataset repository.
 """
 from .api import build, load

@@ -1,7 +1,7 @@
-"""Command line: ``python -m models.datasets {list,build}``.
+"""Command line: ``hypergvl datasets {list,build}``.
 
-    python -m models.datasets list
-    python -m models.datasets build cora --out out/dhgbench-cora --raw-root ../shared/data [--push ORG/NAME]
+    hypergvl datasets list
+    hypergvl datasets build cora --out out/dhgbench-cora --raw-root ../shared/data [--push ORG/NAME]
 
 Errors a user can cause (unknown name, missing raw file, existing output, offline push) print one line and
 exit with status 1; an existing output folder is never overwritten without ``--overwrite``.
@@ -17,7 +17,7 @@ import sys
 from . import DATASETS, build, get_spec
 from .hub import push
 
-log = logging.getLogger("models.datasets")
+log = logging.getLogger("hypergvl.models.datasets")
 
 
 def _parse_option(text: str) -> tuple[str, object]:
@@ -31,7 +31,7 @@ def _parse_option(text: str) -> tuple[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.datasets", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="hypergvl datasets", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the registered datasets")
     b = sub.add_parser("build", help="write a Hub dataset repository (parquet + README card)")

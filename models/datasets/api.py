@@ -1,4 +1,4 @@
-"""``load`` and ``build``: the two entry points of ``models.datasets``.
+"""``load`` and ``build``: the two entry points of ``hypergvl.models.datasets``.
 
 ``load(name)`` reads the raw upstream files (default: upstream URLs; ``raw_root=`` or ``HYPERGVL_RAW_ROOT``: a
 local folder laid out like ``../shared/data``) or a built Hub repository (``hub_dir=``: a local folder or
@@ -59,10 +59,10 @@ def load(name: str, raw_root: str | os.PathLike | None = None, hub_dir: str | os
     """Load a DHG-Bench dataset with the benchmark's processing.
 
     Args:
-        name: a registered name (``models.datasets.DATASETS``), case-insensitive.
+        name: a registered name (``hypergvl.models.datasets.DATASETS``), case-insensitive.
         raw_root: a folder (or URL) laid out like ``../shared/data``; default ``$HYPERGVL_RAW_ROOT``, else
             the upstream URLs.
-        hub_dir: read a repository written by ``python -m models.datasets build`` instead (a local folder or
+        hub_dir: read a repository written by ``hypergvl datasets build`` instead (a local folder or
             a Hub dataset id). Exclusive with ``raw_root``.
         features: ``raw`` (the dataset's own features; graph-level sets: one-hot degree), or, only when asked
             for, ``none`` / ``identity`` / ``onehot-degree`` (for structure-only uses such as hyperedge

@@ -1,6 +1,6 @@
 """Parsers for the upstream raw formats the DHG-Bench datasets are published in.
 
-Each parser reads through a :class:`~models.datasets.sources.RawReader` (URL or local folder, one code path)
+Each parser reads through a :class:`~hypergvl.models.datasets.sources.RawReader` (URL or local folder, one code path)
 and returns the raw structure without DHG-Bench's self-loops. Formats:
 
 - pickle triple (HyperGCN ``data/<cocitation|coauthorship>/<name>/``, HyperUFG ``datasets/<name>/``, HyperGCL
@@ -17,7 +17,7 @@ and returns the raw structure without DHG-Bench's self-loops. Formats:
 - HIC text (first line the number of graphs; per graph a line ``nv ne label``, a line of nv vertex labels,
   then ne lines of vertex ids).
 
-Pickles go through :mod:`models.datasets.safe_pickle`.
+Pickles go through :mod:`hypergvl.models.datasets.safe_pickle`.
 """
 from __future__ import annotations
 

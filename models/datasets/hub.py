@@ -12,7 +12,7 @@ nodes, row 1 hyperedges), ``y`` (node labels, or one graph label), ``num_feature
 dense or absent), ``sensitive`` (null unless a fairness set), ``feature_source`` (``raw`` or ``none``) and
 ``options`` (JSON of the dataset-specific build options, e.g. Walmart's noise seed).
 
-The stored structure has no DHG-Bench self-loops and only raw (or no) features; ``models.datasets.load``
+The stored structure has no DHG-Bench self-loops and only raw (or no) features; ``hypergvl.models.datasets.load``
 applies the same post-processing to these rows as to the raw files, so both routes give identical objects.
 """
 from __future__ import annotations
@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
+
+from hypergvl.atomic import replace_dir
 
 from .data import HypergraphData, HypergraphGraphDataset
 from .processing import csr_tensor
@@ -200,8 +202,8 @@ fairness sets, else null), `feature_source`, `options`, `dataset`.
 from datasets import load_dataset
 rows = load_dataset("<this repository>", split="train")
 
-import models.datasets   # HyperGVL suite: DHG-Bench processing (singleton hyperedges, splits)
-data = models.datasets.load("{spec.name}", hub_dir="<this repository>")
+import hypergvl.models.datasets   # HyperGVL suite: DHG-Bench processing (singleton hyperedges, splits)
+data = hypergvl.models.datasets.load("{spec.name}", hub_dir="<this repository>")
 ```
 
 DHG-Bench protocol: node classification adds a singleton hyperedge for every node not already alone in one
@@ -248,13 +250,9 @@ def write_built(spec: DatasetSpec, obj: HypergraphData | HypergraphGraphDataset,
         (tmp / PARQUET_PATH).parent.mkdir(parents=True)
         pq.write_table(_table(graphs, spec.name, feature_source, options), tmp / PARQUET_PATH)
         (tmp / "README.md").write_text(dataset_card(spec, obj, feature_source, options), encoding="utf-8")
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old) if old.is_dir() else old.unlink()
-        else:
-            tmp.rename(out)
+        if out.exists() and not out.is_dir():
+            out.unlink()
+        replace_dir(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -345,7 +343,7 @@ def push(out_dir: str | os.PathLike, repo_id: str) -> str:
         api = HfApi()
         api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
         info = api.upload_folder(folder_path=str(out_dir), repo_id=repo_id, repo_type="dataset",
-                                 commit_message="Add DHG-Bench dataset built by models.datasets")
+                                 commit_message="Add DHG-Bench dataset built by hypergvl.models.datasets")
     except Exception as err:  # network, auth and HTTP errors from huggingface_hub all end the push
         raise OSError(f"push to {repo_id} failed: {type(err).__name__}: {err}") from err
     return str(getattr(info, "commit_url", repo_id))

@@ -1,6 +1,6 @@
 """DHG-Bench's processing of raw hypergraphs, shared by the raw loaders and the Hub reader.
 
-Protocol facts (DESIGN.md, read from the DHG-Bench / AllSet reference code):
+Protocol facts (docs/design.md, read from the DHG-Bench / AllSet reference code):
 
 - incidences are de-duplicated (AllSet's ``coalesce``) and hyperedge ids are made consecutive in their
   original order; a hyperedge left without members is dropped;

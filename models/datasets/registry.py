@@ -1,13 +1,15 @@
 """The dataset registry: ``DATASETS`` maps a lower-case name to its :class:`DatasetSpec`.
 
 Filled at import by :func:`register_dataset` (``models/datasets/catalog.py``); a duplicate name is rejected
-and a failed lookup lists the valid names.
+and a failed lookup (any case: ``DATASETS["Cora"]`` is ``cora``) raises
+:class:`~hypergvl.registry.UnknownName` listing the valid names.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Callable, Mapping
+
+from hypergvl.registry import Registry
 
 from .sources import RawSource
 
@@ -65,9 +67,8 @@ class DatasetSpec:
             raise ValueError(f"dataset {self.name!r}: feature_file {self.feature_file!r} is not in files")
 
 
-_REGISTRY: dict[str, DatasetSpec] = {}
-#: read-only view of the registry, ``name -> DatasetSpec``, in registration order
-DATASETS: Mapping[str, DatasetSpec] = MappingProxyType(_REGISTRY)
+#: the registry, a read-only mapping ``name -> DatasetSpec`` in registration order; lookups ignore case
+DATASETS: Registry[DatasetSpec] = Registry("dataset", normalise=str.lower)
 
 
 def register_dataset(name: str, **spec: Any) -> Callable[[Callable], Callable]:
@@ -81,17 +82,13 @@ def register_dataset(name: str, **spec: Any) -> Callable[[Callable], Callable]:
         raise ValueError(f"dataset names are lower case, got {name!r}")
 
     def decorate(loader: Callable) -> Callable:
-        if key in _REGISTRY:
-            raise ValueError(f"dataset {key!r} is already registered")
-        _REGISTRY[key] = DatasetSpec(name=key, loader=loader, **spec)
+        DATASETS.register(key, DatasetSpec(name=key, loader=loader, **spec))
         return loader
 
     return decorate
 
 
 def get_spec(name: str) -> DatasetSpec:
-    """The spec registered under ``name`` (case-insensitive); ``KeyError`` lists the valid names."""
-    spec = _REGISTRY.get(str(name).lower())
-    if spec is None:
-        raise KeyError(f"unknown dataset {name!r}; choose one of: {', '.join(_REGISTRY)}")
-    return spec
+    """The spec registered under ``name`` (case-insensitive); an unknown name raises
+    :class:`~hypergvl.registry.UnknownName` (a ``KeyError`` and a ``ValueError``) listing the valid names."""
+    return DATASETS[str(name)]

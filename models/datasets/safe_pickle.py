@@ -1,6 +1,6 @@
 """Restricted unpickling for raw dataset files downloaded from upstream repositories.
 
-DESIGN.md (Conventions): "Unpickling data from outside uses a restricted unpickler (builtins containers,
+docs/design.md (Conventions): "Unpickling data from outside uses a restricted unpickler (builtins containers,
 numpy arrays/dtypes, scipy sparse matrices only)." A pickle may name any importable callable and have it
 called (``__reduce__`` returning ``(os.system, ("...",))``); the restricted unpickler resolves only builtin
 containers and scalars (also under Python 2's ``__builtin__``, as HyperGCN's Pubmed pickle uses), numpy
@@ -8,9 +8,9 @@ containers and scalars (also under Python 2's ``__builtin__``, as HyperGCN's Pub
 matrix/array classes, and refuses every other global with ``pickle.UnpicklingError`` naming it, before
 anything is called.
 
-The project has one implementation of that policy, :mod:`hypergvl_dataset.safe_pickle` (it also reads
+The project has one implementation of that policy, :mod:`hypergvl.safe_pickle` (it also reads
 HyperGCN files); this module is the entry point the dataset loaders use. It is imported on first use so that
-``import models.datasets`` stays light.
+``import hypergvl.models.datasets`` stays light.
 
 >>> import pickle
 >>> loads(pickle.dumps({"e0": [0, 1], "e1": {2, 3}}))
@@ -26,6 +26,6 @@ __all__ = ["loads"]
 def loads(data: bytes) -> Any:
     """Unpickle ``data`` with the restricted unpickler (``encoding="latin1"`` for Python 2 pickles, as numpy
     advises). Raises ``pickle.UnpicklingError`` naming the first global outside the allow-list."""
-    from hypergvl_dataset.safe_pickle import safe_load
+    from hypergvl.safe_pickle import safe_load
 
     return safe_load(data, encoding="latin1")

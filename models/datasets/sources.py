@@ -16,7 +16,6 @@ the exact location.
 from __future__ import annotations
 
 import os
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
+
+from hypergvl.atomic import write_bytes
 
 __all__ = ["RawSource", "RawReader", "read_location", "RAW_ROOT_ENV", "is_url"]
 
@@ -129,8 +130,5 @@ def read_location(location: str) -> bytes:
     data = b"".join(chunks)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=cached.name, suffix=".part")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, cached)
+        write_bytes(cached, data)
     return data

@@ -1,6 +1,6 @@
 """The hypergraph neural network zoo of DHG-Bench (section 3.2, appendix A.2): one model per file.
 
->>> from models.nn import MODELS, build_model
+>>> from hypergvl.models.nn import MODELS, build_model
 >>> model = build_model("HGNN", in_channels=16, hidden_channels=32, out_channels=3)
 
 Every model takes ``(in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, <keywords>)``

@@ -1,6 +1,6 @@
 """Shared machinery of the hypergraph neural network zoo: structure cache, sparse operators, dropout, checks.
 
-Every model of :mod:`models.nn` has the same constructor head and the same forward::
+Every model of :mod:`hypergvl.models.nn` has the same constructor head and the same forward::
 
     Model(in_channels, hidden_channels, out_channels, num_layers=2, dropout=0.5, *, <typed keywords>)
     model(x, hyperedge_index, num_hyperedges=None) -> [num_nodes, out_channels]
@@ -8,7 +8,7 @@ Every model of :mod:`models.nn` has the same constructor head and the same forwa
 ``hyperedge_index`` is a ``LongTensor [2, nnz]`` (row 0 node ids, row 1 hyperedge ids: PyG ``HypergraphConv``
 convention) and ``x`` is a dense ``[N, F]`` tensor or a torch sparse tensor (COO, CSR, ...).
 
-Speed (DESIGN.md "Speed facts"): everything that depends only on the structure (degrees, normalised
+Speed (docs/design.md "Speed facts"): everything that depends only on the structure (degrees, normalised
 propagation matrices, clique expansions) is computed once per ``hyperedge_index`` tensor and kept in a small
 per-model cache keyed on that tensor's identity (a weak reference, so a freed tensor whose memory is reused
 can never hit), its ``_version`` (in-place edits miss), the node and hyperedge counts and the dtype.
@@ -614,7 +614,7 @@ def weighted_aggregation(inc: Incidence, to: str, weight: Tensor, x: Tensor,
 
 
 def mlp_tail(mlp: nn.Module, h: Tensor, live: bool = False) -> Tensor:
-    """The layers of a :class:`models.nn.mlp.MLP` after its first linear map: ``mlp(x)`` equals
+    """The layers of a :class:`hypergvl.models.nn.mlp.MLP` after its first linear map: ``mlp(x)`` equals
     ``mlp_tail(mlp, mlp.lins[0](mlp.norms[0](x)))``, for a model that computes that first map in a cheaper,
     equal form (an input norm folded into the weights, a map over a concatenation split into its parts).
     ``live``: the maps through :func:`live_rows_linear` (the backward skips the rows with a zero gradient)."""
@@ -754,9 +754,9 @@ def relu_dropout(x: Tensor, p: float, training: bool) -> Tensor:
 
 
 def live_mlp(mlp: nn.Module, x: Tensor | SparseOperator) -> Tensor:
-    """``mlp(x)`` for a :class:`models.nn.mlp.MLP` (without an input norm) with its dense linear maps through
-    :func:`~models.nn._common.live_rows_linear` (the backward skips the rows with a zero gradient); a sparse ``x``
-    goes through the first map as :class:`~models.nn._common.Linear` does it. An MLP with an input norm runs as
+    """``mlp(x)`` for a :class:`hypergvl.models.nn.mlp.MLP` (without an input norm) with its dense linear maps through
+    :func:`~hypergvl.models.nn._common.live_rows_linear` (the backward skips the rows with a zero gradient); a sparse ``x``
+    goes through the first map as :class:`~hypergvl.models.nn._common.Linear` does it. An MLP with an input norm runs as
     is."""
     if mlp.input_norm:
         return mlp(x)

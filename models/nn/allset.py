@@ -1,12 +1,12 @@
 """AllSet: every layer is two multiset functions, node-to-hyperedge then hyperedge-to-node.
 
 Speed (same function as the per-incidence formulas, up to float rounding): the node-wise maps run on the
-sources before pooling, pooling is a cached CSR product (:func:`~models.nn._common.aggregation`), attention
-pools through :func:`~models.nn._common.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
+sources before pooling, pooling is a cached CSR product (:func:`~hypergvl.models.nn._common.aggregation`), attention
+pools through :func:`~hypergvl.models.nn._common.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
 folded into one score vector per head, and an input LayerNorm on sparse features is folded into the first
 linear map so the features stay sparse. With one head, attention pools by ``embedding_bag`` sums
 (:class:`_BagAttention`, no zero-filled CSR output copied); the dense maps
-(:func:`~models.nn._common.live_mlp`) skip, in the backward, the rows whose gradient is zero (the nodes outside
+(:func:`~hypergvl.models.nn._common.live_mlp`) skip, in the backward, the rows whose gradient is zero (the nodes outside
 the loss, and what only they feed).
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ class PMA(nn.Module):
 
     def _one_head(self, x: Tensor | SparseOperator, inc: Incidence, to: str, alpha: Tensor, target: Tensor,
                   num_targets: int) -> Tensor:
-        """:meth:`forward` with one head: ``embedding_bag`` pooling and :func:`~models.nn._common.live_mlp` maps."""
+        """:meth:`forward` with one head: ``embedding_bag`` pooling and :func:`~hypergvl.models.nn._common.live_mlp` maps."""
         lin = self.lin_v
         if isinstance(x, SparseOperator) or num_targets >= x.size(0):
             value = lin(x) if isinstance(x, SparseOperator) else live_rows_linear(x, lin.weight, lin.bias)
@@ -95,7 +95,7 @@ class PMA(nn.Module):
 
 
 class _BagAttention(torch.autograd.Function):
-    """:func:`~models.nn._common.weighted_aggregation` for one head, ``[nnz]`` weights and ``x [S, C]``: the
+    """:func:`~hypergvl.models.nn._common.weighted_aggregation` for one head, ``[nnz]`` weights and ``x [S, C]``: the
     products are ``embedding_bag`` sums over the cached pattern (forward) and its transpose (backward), the
     weights' gradient one ``torch.sparse.sampled_addmm``."""
 
@@ -123,7 +123,7 @@ class _BagAttention(torch.autograd.Function):
 
 def bag_attention(inc: Incidence, to: str, weight: Tensor, x: Tensor) -> Tensor:
     """``weighted_aggregation(inc, to, weight, x)`` for ``[nnz]`` weights and ``x [S, C]`` (:class:`_BagAttention`;
-    the pattern is the one :func:`~models.nn._common.weighted_aggregation` caches)."""
+    the pattern is the one :func:`~hypergvl.models.nn._common.weighted_aggregation` caches)."""
     def build() -> _Pattern:
         dst, src, n_dst, n_src, _ = _direction(inc, to)
         return _Pattern(dst, src, (n_dst, n_src))

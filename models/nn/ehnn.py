@@ -49,7 +49,7 @@ class HyperMLP(nn.Module):
     def forward(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,
                 live: bool = False) -> Tensor:
         """``live``: the linear maps skip, in the backward, the rows whose gradient is zero
-        (:func:`~models.nn._common.live_rows_linear`; for the maps after the last aggregation)."""
+        (:func:`~hypergvl.models.nn._common.live_rows_linear`; for the maps after the last aggregation)."""
         return self.tail(self.head(x, extra, index, live), live)
 
     def head(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,
@@ -261,7 +261,7 @@ class EHNN(HypergraphModel):
     an MLP applied to :math:`[\mathrm{LN}(\cdot) \Vert \mathrm{PE}(k)]` with :math:`\mathrm{PE}` the sinusoidal
     encoding of the order :math:`k` of the tensor it acts on (the order-conditioned hypernetwork); see
     :class:`LinearV2E`, :class:`LinearE2V`. :math:`\sigma` is ReLU then dropout; blocks are separated by
-    dropout; an :class:`~models.nn.mlp.MLP` decoder follows. Sparse products replace the reference's dense
+    dropout; an :class:`~hypergvl.models.nn.mlp.MLP` decoder follows. Sparse products replace the reference's dense
     :math:`N \times M` incidence and :math:`M \times M` overlap masks (which the MLP variant never uses).
     Hidden width = ``hidden_channels`` (the reference's ``ehnn_hidden_channel`` = ``ehnn_inner_channel``).
     The global means make a node's output depend on every node (transductive, as in the paper).

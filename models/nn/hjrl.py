@@ -153,7 +153,7 @@ class _FullRows(SparseOperator):
 
 
 class _BiasReluDropout(torch.autograd.Function):
-    """``dropout(relu(t + b), p)`` (the mask of :func:`~models.nn._common.dropout`, same random stream) keeping
+    """``dropout(relu(t + b), p)`` (the mask of :func:`~hypergvl.models.nn._common.dropout`, same random stream) keeping
     one bool per entry for the backward pass instead of the ReLU output and a float mask (8 bytes per entry: at
     Yelp scale each hyperedge-side term is 730,060 x 256)."""
 

@@ -123,7 +123,7 @@ class _RowSplitProduct(torch.autograd.Function):
 
 class DiffusedFeatures(SparseOperator):
     r"""The diffusion limit :math:`\mathbf{F}` as the decoder's constant input (an operator
-    :class:`~models.nn._common.Linear` multiplies by its weight): the rows at most ``_SPARSE_ROW_DENSITY`` full
+    :class:`~hypergvl.models.nn._common.Linear` multiplies by its weight): the rows at most ``_SPARSE_ROW_DENSITY`` full
     (on Cora the nodes whose only hyperedge is their singleton, about 1.3 % nonzero, half the nodes) are kept as
     CSR and the others as one dense block, and the weight gradient
     :math:`\mathbf{F}^\top\mathbf{G}` skips the rows where :math:`\mathbf{G}` is zero (the nodes outside the

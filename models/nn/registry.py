@@ -7,7 +7,7 @@ A model that cannot serve a task declares it as ``unsupported_tasks = {"<task>":
 :func:`task_refusal` turns that into the message the trainer prints.
 
 Optional: ``prepare(x, hyperedge_index, num_hyperedges, **task_info)`` creates parameters whose shape depends on
-the structure (the trainer calls it before building the optimiser, ``models.tasks.Task.prepare``; node
+the structure (the trainer calls it before building the optimiser, ``hypergvl.models.tasks.Task.prepare``; node
 classification also passes the training ``labels`` and ``num_classes``); ``extra_loss()`` returns an auxiliary
 loss of the last training forward (or ``None``) that every task adds to its loss; ``equivariant = False`` with
 ``equivariant_kwargs`` marks a model whose paper indexes learned parameters by node or hyperedge id (the common
@@ -20,18 +20,18 @@ from typing import Any, Callable
 
 from torch import nn
 
+from hypergvl.registry import Registry, UnknownName
+
 __all__ = ["MODELS", "register_model", "build_model", "model_defaults", "task_refusal", "UnknownModelError"]
 
-MODELS: dict[str, type[nn.Module]] = {}
+MODELS: Registry[type[nn.Module]] = Registry("model")
 
 _HEAD = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
 
 
-class UnknownModelError(KeyError, ValueError):
-    """Raised for a name that is not registered; both a ``KeyError`` and a ``ValueError``."""
-
-    def __str__(self) -> str:  # KeyError would print the message quoted
-        return str(self.args[0])
+class UnknownModelError(UnknownName):
+    """Raised for a name that is not registered; an :class:`~hypergvl.registry.UnknownName`, so both a
+    ``KeyError`` and a ``ValueError``."""
 
 
 def register_model(name: str) -> Callable[[type[nn.Module]], type[nn.Module]]:
@@ -40,8 +40,8 @@ def register_model(name: str) -> Callable[[type[nn.Module]], type[nn.Module]]:
         raise ValueError(f"model name must be a non-empty string, got {name!r}")
 
     def decorator(cls: type[nn.Module]) -> type[nn.Module]:
-        if name in MODELS:
-            raise ValueError(f"model name {name!r} is already registered by {MODELS[name].__qualname__}")
+        if name in MODELS:  # refused before the class is checked, naming the class that holds the name
+            raise ValueError(f"{MODELS.kind} {name!r} registered twice (already by {MODELS[name].__qualname__})")
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
         head = tuple(p.name for p in params[:len(_HEAD)])
         if head != _HEAD or any(p.kind is not p.KEYWORD_ONLY for p in params[len(_HEAD):]):
@@ -53,16 +53,15 @@ def register_model(name: str) -> Callable[[type[nn.Module]], type[nn.Module]]:
         if not isinstance(refused, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
                                                     for k, v in refused.items()):
             raise TypeError(f"{cls.__qualname__}.unsupported_tasks must map task names to non-empty reasons")
-        MODELS[name] = cls
-        return cls
+        return MODELS.register(name, cls)
     return decorator
 
 
 def _lookup(name: str) -> type[nn.Module]:
     try:
         return MODELS[name]
-    except (KeyError, TypeError):
-        raise UnknownModelError(f"unknown model {name!r}; valid names: {', '.join(sorted(MODELS))}") from None
+    except UnknownName as exc:
+        raise UnknownModelError(str(exc)) from None
 
 
 def model_defaults(name: str) -> dict[str, Any]:

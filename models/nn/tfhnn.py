@@ -12,7 +12,7 @@ from .registry import register_model
 def tfhnn_propagation(inc: Incidence) -> Propagation:
     r"""The cached :math:`\mathbf{W} = \mathbf{D}^{-1/2}(\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top +
     \mathbf{I})\mathbf{D}^{-1/2}` with :math:`\mathbf{D}` its row sums (:math:`d_v + 1`); its sparse factors
-    multiply by ``embedding_bag`` sums (:class:`~models.nn._common.BagOperator`)."""
+    multiply by ``embedding_bag`` sums (:class:`~hypergvl.models.nn._common.BagOperator`)."""
     def build() -> Propagation:
         norm = _inv(inc.deg_v + 1, 0.5)
         prop = inc.propagation(norm, _inv(inc.deg_e), norm, diagonal=norm * norm)

@@ -52,7 +52,7 @@ class UniGCNII(HypergraphModel):
         \tilde{\mathbf{X}}^{(l)} = (1 - \alpha)\mathbf{P}\mathbf{X}^{(l-1)} + \alpha \mathbf{X}^{(0)}
 
     with :math:`\beta_l = \log(\lambda / l + 1)`, :math:`\mathbf{P}` the UniGCN operator
-    (:func:`models.nn.unignn.unigcn_propagation`, mean member aggregation) and the output
+    (:func:`hypergvl.models.nn.unignn.unigcn_propagation`, mean member aggregation) and the output
     :math:`\mathbf{X}^{(L)} \mathbf{W}_{out} + \mathbf{b}_{out}`. Dropout precedes every linear map and
     convolution. DHG-Bench on Cora: 2 layers, hidden 256, dropout 0.8, :math:`\alpha = 0.3`,
     :math:`\lambda = 0.8`.
@@ -73,7 +73,7 @@ class UniGCNII(HypergraphModel):
             UniGCNII applies ``F.relu`` whatever they say. (default: :obj:`"relu"`)
         propagation (str): ``"unignn"``, the UniGNN paper's operator :math:`\mathbf{P}` above; ``"mean"`` or
             ``"sum"``, the un-normalised two-stage aggregation DHG-Bench's code runs instead
-            (:func:`models.nn.unignn.reduce_propagation`, its ``reduce`` key). (default: :obj:`"unignn"`)
+            (:func:`hypergvl.models.nn.unignn.reduce_propagation`, its ``reduce`` key). (default: :obj:`"unignn"`)
 
     Shapes:
         - **input:** node features :math:`(|\mathcal{V}|, F_{in})` (dense or torch sparse),

@@ -1,15 +1,15 @@
 """DHG-Bench's three non-effectiveness studies over every registered model: robustness, fairness, efficiency.
 
-    python -m models.study robustness --datasets cora --kinds remove_incidence feature_noise [--models ...]
+    hypergvl study robustness --datasets cora --kinds remove_incidence feature_noise [--models ...]
         [--ratios 0 0.3 0.6] --runs 5 [--seeds K ...] --out DIR
-    python -m models.study fairness [--models ...] [--datasets german bail credit] --runs 5 [--seeds K ...] --out DIR
-    python -m models.study efficiency [--models ...] [--datasets cora dblp-ca synthetic-yelp synthetic-trivago]
+    hypergvl study fairness [--models ...] [--datasets german bail credit] --runs 5 [--seeds K ...] --out DIR
+    hypergvl study efficiency [--models ...] [--datasets cora dblp-ca synthetic-yelp synthetic-trivago]
         [--memory-cap-gib 8] [--scale 1.0] --out DIR
-    python -m models.study report --in DIR [DIR ...] --out REPORT_DIR
+    hypergvl study report --in DIR [DIR ...] --out REPORT_DIR
 
 Sections of DHG-Bench (Li et al., 2025): 3.3 (RQ2-RQ4), 4.2 efficiency (Figure 1), 4.3 robustness (Figures 2-4,
 appendix B.4), 4.4 fairness (Figure 5, appendix B.5, Table A8). No study names a model: the default is every
-model in :data:`models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`models.train`'s configuration (for
+model in :data:`hypergvl.models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`hypergvl.models.train`'s configuration (for
 example ``--set epochs=5`` for a quick look); each model's ``models/configs/<MODEL>.yaml`` applies otherwise.
 
 Result folder (``--out DIR``; every study is resumable per seed: a seed with a finished point is skipped on rerun,
@@ -25,7 +25,7 @@ cell, to split a cell over processes or machines writing to one folder)::
 
 Point schema (``schema: "hypergvl.hnn-study.point"``, ``schema_version: 2``; JSON, NaN written as null). A reader
 groups the files of a cell (same study, model, dataset and, for robustness, ``perturbation.kind`` and ``ratio``)
-and aggregates over their seeds (:func:`models.study.common.aggregate`: mean and population std, ddof 0):
+and aggregates over their seeds (:func:`hypergvl.models.study.common.aggregate`: mean and population std, ddof 0):
 
 ``schema``, ``schema_version``
     the name and version above; a reader refuses versions other than 1 and 2.
@@ -64,15 +64,15 @@ and aggregates over their seeds (:func:`models.study.common.aggregate`: mean and
 ``environment``, ``created``
     torch/python versions, threads, CUDA availability; the UTC time the point was written.
 ``provenance``
-    :func:`hypergvl_dataset.provenance.provenance` of the process that trained the seed's run (commit, dirty
+    :func:`hypergvl.provenance.provenance` of the process that trained the seed's run (commit, dirty
     flag, package versions, resolved config, command line, seeds, device). Points written before it existed lack
-    it (readers use :func:`hypergvl_dataset.provenance.of`, ``{}`` for them); the shipped ones in
+    it (readers use :func:`hypergvl.provenance.of`, ``{}`` for them); the shipped ones in
     ``space/seed_studies`` carry a backfilled record with ``commit: null`` and ``pre_provenance: true``.
 
 Version 1 (still read, no longer written) kept one file per cell, ``points/<dataset>/<model>.json`` (robustness:
 ``.../<model>/r<ratio:.2f>.json``), with ``runs`` and ``seeds`` instead of ``seed``, every metric and timing as
 ``{"mean", "std", "values"}`` over the seeds and the per-seed perturbation fields as lists: the layout
-:func:`~models.study.common.aggregate` produces. A version-1 cell counts as finished when it has at least
+:func:`~hypergvl.models.study.common.aggregate` produces. A version-1 cell counts as finished when it has at least
 ``--runs`` runs; version-2 seed files of the same cell take precedence over it.
 
 ``report`` writes ``report.json`` (``schema: "hypergvl.hnn-study.report"``, same version) with every number of

@@ -1,4 +1,4 @@
-"""Command line of :mod:`models.study` (see its docstring for the commands and the result schema)."""
+"""Command line of :mod:`hypergvl.models.study` (see its docstring for the commands and the result schema)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from models.train import ConfigError
+from hypergvl.models.train import ConfigError
 
 
 def _common(p: argparse.ArgumentParser, runs: int) -> None:
@@ -19,7 +19,7 @@ def _common(p: argparse.ArgumentParser, runs: int) -> None:
     p.add_argument("--runs", type=int, default=runs, help=f"seeds 0..runs-1 (default {runs})")
     p.add_argument("--out", type=Path, required=True, help="result folder (resumable)")
     p.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="trainer/task/model configuration overrides, as in models.train")
+                   help="trainer/task/model configuration overrides, as in hypergvl train")
     p.add_argument("--raw-root", default=None, help="raw data folder (default: $HYPERGVL_RAW_ROOT)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -32,12 +32,12 @@ def _seeds(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from models.perturb import PERTURBATIONS
+    from hypergvl.models.perturb import PERTURBATIONS
 
     from .efficiency import EFFICIENCY_DATASETS
     from .fairness import FAIRNESS_DATASETS
 
-    p = argparse.ArgumentParser(prog="python -m models.study",
+    p = argparse.ArgumentParser(prog="hypergvl study",
                                 description="DHG-Bench robustness, fairness and efficiency studies, and their report")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("robustness", help="accuracy under perturbations (RQ3, Figures 2-4)")

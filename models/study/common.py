@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import torch
 
-from models.train import ConfigError, mean_std, write_json_atomic
+from hypergvl.models.train import ConfigError, mean_std, write_json_atomic
 
 SCHEMA = "hypergvl.hnn-study.point"
 SCHEMA_VERSION = 2
@@ -81,7 +81,7 @@ def environment() -> dict[str, Any]:
 
 
 def make_point(study: str, model: str, dataset: str, status: str, **fields: Any) -> dict[str, Any]:
-    """A point document of the schema in :mod:`models.study` (``status`` one of ok, oom, error)."""
+    """A point document of the schema in :mod:`hypergvl.models.study` (``status`` one of ok, oom, error)."""
     if study not in STUDIES or status not in STATUSES:
         raise ValueError(f"bad point: study {study!r}, status {status!r}")
     doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "study": study, "model": model, "dataset": dataset,
@@ -89,7 +89,7 @@ def make_point(study: str, model: str, dataset: str, status: str, **fields: Any)
     doc.update(fields)
     doc.setdefault("environment", environment())
     if "provenance" not in doc:  # seed_point passes the one of the process that trained the run
-        from hypergvl_dataset.provenance import provenance  # here: the package's __init__ pulls networkx
+        from hypergvl.provenance import provenance  # here: the package's __init__ pulls networkx
 
         doc["provenance"] = provenance(doc.get("config"), seeds=[doc["seed"]] if "seed" in doc else None,
                                        device=(doc.get("efficiency") or {}).get("device"))
@@ -286,8 +286,8 @@ def synthetic_hypergraph(nodes: int, hyperedges: int, mean_order: float, feature
     hypergraphs; :func:`describe` reports it). Labels are uniform over ``classes``; features are standard normal
     plus 1 on feature ``y mod features`` (a weak class signal, so training is not degenerate).
     """
-    from models.datasets.data import HypergraphData
-    from models.datasets.processing import add_self_loops, incidence_from_pairs
+    from hypergvl.models.datasets.data import HypergraphData
+    from hypergvl.models.datasets.processing import add_self_loops, incidence_from_pairs
 
     for key, v in (("nodes", nodes), ("hyperedges", hyperedges), ("features", features), ("classes", classes)):
         if v < 1:
@@ -323,8 +323,8 @@ def load_node_dataset(name: str, root: Optional[str], *, add_self_loops: bool = 
     (DHG-Bench Table A1). A real set whose feature file is absent (DBLP-CA in ../shared/data) gets standard normal
     features of the published width, stated in the description.
     """
-    import models.datasets as mds
-    from models.datasets.registry import get_spec
+    import hypergvl.models.datasets as mds
+    from hypergvl.models.datasets.registry import get_spec
 
     key = name.lower()
     if key in SYNTHETIC:
@@ -359,7 +359,7 @@ def load_node_dataset(name: str, root: Optional[str], *, add_self_loops: bool = 
 
 def resolve_models(names: Optional[Sequence[str]]) -> list[str]:
     """The models to study: ``names`` (checked against the registry) or every registered model."""
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
 
     if not names:
         return sorted(MODELS)

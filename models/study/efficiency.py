@@ -33,11 +33,11 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from models.train import ConfigError
+from hypergvl.models.train import ConfigError
 
 from .common import make_point, point_path, read_point, resolve_models, seed_tag, write_point
 
-log = logging.getLogger("models.study")
+log = logging.getLogger("hypergvl.models.study")
 
 EFFICIENCY_DATASETS = ("cora", "dblp-ca", "synthetic-yelp", "synthetic-trivago")
 _OOM_MARKERS = ("can't allocate memory", "cannot allocate memory", "out of memory", "memoryerror",
@@ -100,7 +100,7 @@ def _run_child(spec: dict[str, Any], timeout_s: Optional[float]) -> dict[str, An
     if path.exists():
         path.unlink()  # a stale error point must not be mistaken for this run's result
     try:
-        proc = subprocess.run([sys.executable, "-m", "models.study.efficiency", json.dumps(spec)],
+        proc = subprocess.run([sys.executable, "-m", "hypergvl.models.study.efficiency", json.dumps(spec)],
                               capture_output=True, text=True, env=env, timeout=timeout_s,
                               preexec_fn=_limit(cap) if sys.platform.startswith("linux") else None)
         rc, err = proc.returncode, proc.stderr
@@ -142,7 +142,7 @@ def child(spec: dict[str, Any]) -> int:
     write its point (``status`` ok, or oom on an allocation failure)."""
     import torch
 
-    from models.train import run_experiment
+    from hypergvl.models.train import run_experiment
 
     from .common import load_node_dataset, seed_point
 

@@ -2,7 +2,7 @@
 
 Node classification on German, Bail and Credit with the standard protocol (50/25/25 split, final epoch, no fairness
 regulariser; the sensitive attribute stays in the node features as in the reference), reporting test accuracy, ΔDP
-and ΔEO from :func:`models.tasks.fairness.fairness_metrics`, mean and std over ``runs`` seeds. One point JSON per
+and ΔEO from :func:`hypergvl.models.tasks.fairness.fairness_metrics`, mean and std over ``runs`` seeds. One point JSON per
 (dataset, model, seed); a rerun computes only the seeds without a finished point.
 """
 
@@ -14,11 +14,11 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from models.train import ConfigError, run_experiment, run_seeds
+from hypergvl.models.train import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 
-log = logging.getLogger("models.study")
+log = logging.getLogger("hypergvl.models.study")
 
 FAIRNESS_DATASETS = ("german", "bail", "credit")
 
@@ -26,7 +26,7 @@ FAIRNESS_DATASETS = ("german", "bail", "credit")
 def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] = FAIRNESS_DATASETS, runs: int = 5,
         overrides: Sequence[str] = (), raw_root: Optional[str] = None, progress: bool = True,
         seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
-    """Every (dataset, model) cell over seeds ``0..runs-1`` (or ``seeds``, :func:`models.train.run_seeds`); returns the
+    """Every (dataset, model) cell over seeds ``0..runs-1`` (or ``seeds``, :func:`hypergvl.models.train.run_seeds`); returns the
     seed points (finished ones are read)."""
     models = resolve_models(models)
     seeds = run_seeds(runs, seeds)

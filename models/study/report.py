@@ -1,8 +1,8 @@
-"""``python -m models.study report``: the paper's tables (Markdown) and figures (PNG) from result folders only.
+"""``hypergvl study report``: the paper's tables (Markdown) and figures (PNG) from result folders only.
 
 Nothing is trained here. Inputs are folders written by the studies (their ``points/**/*.json``, schema in
-:mod:`models.study`; the seed points of a cell are merged by :func:`models.study.common.aggregate`) and, for the
-effectiveness tables, any ``summary.json`` of :mod:`models.train` outside a study's ``train/`` folder (e.g.
+:mod:`hypergvl.models.study`; the seed points of a cell are merged by :func:`hypergvl.models.study.common.aggregate`) and, for the
+effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.train` outside a study's ``train/`` folder (e.g.
 ``benchmarks/reproduce_dhgbench.py --out DIR``). Outputs in ``--out``:
 
 * ``robustness.md`` -- per dataset and kind, accuracy (mean±std over runs) per model and ratio, and the drop from
@@ -27,7 +27,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from models.train import ConfigError, write_json_atomic
+from hypergvl.models.train import ConfigError, write_json_atomic
 
 from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points
 from .paper import FAIRNESS_METRICS, paper_value, within
@@ -129,7 +129,7 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from models.perturb import PERTURBATIONS
+    from hypergvl.models.perturb import PERTURBATIONS
 
     written = []
     datasets = sorted({ds for ds, _ in by})
@@ -441,7 +441,7 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    from hypergvl_dataset.provenance import provenance  # here: the package's __init__ pulls networkx
+    from hypergvl.provenance import provenance  # here: the package's __init__ pulls networkx
 
     record: dict[str, Any] = {"schema": "hypergvl.hnn-study.report", "schema_version": SCHEMA_VERSION,
                               "inputs": [str(i) for i in inputs], "point_files": len(files), "cells": len(points),
@@ -459,7 +459,7 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
             path = out / f"{name}.md"
             path.write_text(text + "\n")
             written[name] = path
-    index = ["# HNN studies report", "", f"Built by `python -m models.study report` from {len(files)} study point "
+    index = ["# HNN studies report", "", f"Built by `hypergvl study report` from {len(files)} study point "
              f"files ({len(points)} cells) and {len(summaries)} trainer summaries; no training.", ""]
     index += [sections[k] + "\n" for k in sections if sections[k]]
     (out / "README.md").write_text("\n".join(index))

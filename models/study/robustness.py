@@ -1,6 +1,6 @@
 """Robustness study (DHG-Bench RQ3, section 4.3, appendix B.4): accuracy under structure, feature and label noise.
 
-Node classification on each dataset, for every model, perturbation kind (:mod:`models.perturb`) and ratio, over
+Node classification on each dataset, for every model, perturbation kind (:mod:`hypergvl.models.perturb`) and ratio, over
 seeds ``0..runs-1``: run ``i`` draws its split with seed ``i``, then its perturbation with seed ``i`` from a fresh
 copy of the clean data, and trains and tests on the result (poisoning: training and evaluation both see the
 perturbed structure and features; label kinds change training labels or the training set only). The node
@@ -16,18 +16,18 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from models import perturb as P
-from models.train import ConfigError, run_experiment, run_seeds
+from hypergvl.models import perturb as P
+from hypergvl.models.train import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 
-log = logging.getLogger("models.study")
+log = logging.getLogger("hypergvl.models.study")
 
 
 def make_hook(kind: str, ratio: float, *, perturb_self_loops: bool, options: dict[str, Any]):
     """The trainer's ``perturb`` hook for one point: perturb the clean data with the run's seed, then add the
     node-classification singletons (unless they were perturbed too)."""
-    from models.datasets.processing import add_self_loops
+    from hypergvl.models.datasets.processing import add_self_loops
 
     def hook(data: Any, split: dict, seed: int):
         out = P.apply(kind, data, ratio, seed, split["train"], **options)
@@ -44,7 +44,7 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
         raw_root: Optional[str] = None, perturb_self_loops: bool = False, mask_by: str = "column",
         progress: bool = True, seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
     """Train and test over the grid; returns the point documents (finished ones are read, not retrained).
-    ``seeds`` (default ``0..runs-1``) restricts every cell to those seeds (:func:`models.train.run_seeds`)."""
+    ``seeds`` (default ``0..runs-1``) restricts every cell to those seeds (:func:`hypergvl.models.train.run_seeds`)."""
     models = resolve_models(models)
     seeds = run_seeds(runs, seeds)
     specs = []

@@ -1,9 +1,9 @@
 """The three DHG-Bench learning tasks and the heads they share across all models.
 
 DHG-Bench (Li et al., 2025), section 2: "we focus on three supervised learning tasks, covering node-, edge-,
-and graph-level prediction". Every model in :mod:`models.nn` is an *encoder* mapping
+and graph-level prediction". Every model in :mod:`hypergvl.models.nn` is an *encoder* mapping
 ``(x, hyperedge_index, num_hyperedges)`` to node representations; a task owns the data split, the head on top
-of the encoder, the loss and the metrics, so that one training loop (:mod:`models.train`) serves all three.
+of the encoder, the loss and the metrics, so that one training loop (:mod:`hypergvl.models.train`) serves all three.
 
 * ``node`` -- node classification. Section 3.1: "we adopt a split of 50%/25%/25% for training, validation, and
   testing" (random per seed, not stratified); appendix B.1: cross-entropy loss, accuracy. When the dataset
@@ -14,7 +14,7 @@ of the encoder, the loss and the metrics, so that one training loop (:mod:`model
   test set, we sample an equal number of negative examples as the positive ones ... a mixed NS strategy that
   integrates ... sized NS (SNS), motif NS (MNS), and clique NS (CNS)". The encoder sees only the training
   hyperedges (the reference's first protocol leaked validation/test hyperedges into message passing; see
-  DESIGN.md). Head: max pooling of node embeddings over the candidate, a 2-layer MLP (hidden 64, LayerNorm,
+  docs/design.md). Head: max pooling of node embeddings over the candidate, a 2-layer MLP (hidden 64, LayerNorm,
   dropout 0.2), binary cross-entropy; metrics AUROC and AP (appendix B.1).
 * ``graph`` -- hypergraph classification. Section 3.1: "we adopt an 80%/10%/10% train/validation/test data
   split"; graphs are batched into one block-diagonal hypergraph, node embeddings are mean-pooled per graph and

@@ -48,7 +48,7 @@ class Task(abc.ABC):
     metric: ClassVar[str]
     default_select: ClassVar[str]
     graph_level: ClassVar[bool] = False  # True: the dataset is a collection of hypergraphs
-    load_kwargs: ClassVar[dict] = {}  # extra arguments of models.datasets.load for this task
+    load_kwargs: ClassVar[dict] = {}  # extra arguments of hypergvl.models.datasets.load for this task
 
     in_channels: int
     out_channels: int  # width of the encoder's output

@@ -1,8 +1,8 @@
 """Accuracy and the group-fairness gaps of DHG-Bench appendix B.5: the one implementation in the suite.
 
-Used by node classification (:class:`models.tasks.NodeClassification`, whenever the dataset has a binary
+Used by node classification (:class:`hypergvl.models.tasks.NodeClassification`, whenever the dataset has a binary
 sensitive attribute and two classes), by the ``hypergraph_fairness`` metric (``evaluators/hypergraph_fairness``)
-and so by the fairness study (``python -m models.study fairness``). Appendix B.5: "We focus on a binary
+and so by the fairness study (``hypergvl study fairness``). Appendix B.5: "We focus on a binary
 classification task, with target label y in {0,1} and binary sensitive attribute s in {0,1}":
 
     ΔDP = |P(ŷ=1 | s=0) − P(ŷ=1 | s=1)|                      (eq. 2, demographic parity)

@@ -6,21 +6,17 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from hypergvl.registry import Registry
+
 from .hyperedges import Hyperedge, clique_expansion, size_distribution
 
 __all__ = ["NEGATIVE_SAMPLERS", "sized_negatives", "motif_negatives", "clique_negatives", "mixed_negatives"]
 
-NEGATIVE_SAMPLERS: dict[str, Callable[..., list[Hyperedge]]] = {}
+NEGATIVE_SAMPLERS: Registry[Callable[..., list[Hyperedge]]] = Registry("negative sampler")
 
 
 def _register_sampler(name: str):
-    def decorate(fn):
-        if name in NEGATIVE_SAMPLERS:
-            raise ValueError(f"negative sampler {name!r} is already registered")
-        NEGATIVE_SAMPLERS[name] = fn
-        return fn
-
-    return decorate
+    return NEGATIVE_SAMPLERS.register(name)
 
 
 _MAX_TRIES_PER_SAMPLE = 1000

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from hnn_toys import output_and_grads, random_hypergraph
-from models.nn import build_model
-from models.nn import cegat
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn import cegat
 
 
 def _model_and_data(seed: int, concat: bool):

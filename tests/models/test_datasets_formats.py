@@ -1,4 +1,4 @@
-"""models.datasets on small files generated in each upstream format (no shared data needed).
+"""hypergvl.models.datasets on small files generated in each upstream format (no shared data needed).
 
 The expected values are written out by hand from the generated files; the registry's real loaders read them
 through a raw root laid out like ../shared/data.
@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-import models.datasets as md
-from models.datasets import safe_pickle
+import hypergvl.models.datasets as md
+from hypergvl.models.datasets import safe_pickle
 
 
 def _write(root: Path, relpath: str, data: bytes | str) -> Path:
@@ -299,9 +299,9 @@ def test_registry_lists_the_paper_datasets_and_rejects_bad_names():
     assert edge == {"Cora", "Pubmed", "Cora-CA", "DBLP-CA", "Actor", "Pokec"}  # sec. 3.1
     assert sum(s.level == "graph" for s in md.DATASETS.values()) == 6
     assert md.get_spec("DBLP-CA") is md.DATASETS["dblp-ca"]
-    with pytest.raises(KeyError, match="unknown dataset 'corra'; choose one of: cora, citeseer"):
+    with pytest.raises(KeyError, match="unknown dataset 'corra'; choose one of cora, citeseer"):
         md.load("corra")
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError, match="registered twice"):
         md.register_dataset("cora", **{k: getattr(md.DATASETS["cora"], k) for k in (
             "display_name", "level", "tasks", "source", "files", "feature_file", "paper_stats", "description",
             "license", "license_note", "citation")})(lambda reader, **kw: None)
@@ -372,10 +372,10 @@ def test_random_graph_split_80_10_10_and_bad_fractions():
 
 # ----------------------------------------------------------------------------------------- CLI errors
 def test_cli_unknown_name_and_missing_files_exit_nonzero(tmp_path, capsys):
-    from models.datasets.__main__ import main
+    from hypergvl.models.datasets.__main__ import main
 
     assert main(["build", "corra", "--out", str(tmp_path / "o")]) == 1
-    assert "unknown dataset 'corra'; choose one of: cora" in capsys.readouterr().err
+    assert "unknown dataset 'corra'; choose one of cora" in capsys.readouterr().err
     assert main(["build", "cora", "--out", str(tmp_path / "o"), "--raw-root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "raw file missing" in err and "labels.pickle" in err

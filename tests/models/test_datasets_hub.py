@@ -1,4 +1,4 @@
-"""Hub publication of models.datasets: build -> load round trip, card, CLI exit codes, offline push.
+"""Hub publication of hypergvl.models.datasets: build -> load round trip, card, CLI exit codes, offline push.
 
 Every test runs offline with a temporary Hugging Face cache, so no cached copy can stand in for the repository
 under test.
@@ -16,8 +16,8 @@ import scipy.sparse as sp
 import torch
 import yaml
 
-import models.datasets as md
-from models.datasets.__main__ import main
+import hypergvl.models.datasets as md
+from hypergvl.models.datasets.__main__ import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -137,7 +137,7 @@ def test_existing_output_is_never_destroyed(toy_root, tmp_path, capsys):
 def test_cli_push_offline_fails_fast_with_nonzero_exit(toy_root, tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home")}
     result = subprocess.run(
-        [sys.executable, "-m", "models.datasets", "build", "cora", "--out", str(tmp_path / "o"),
+        [sys.executable, "-m", "hypergvl.models.datasets", "build", "cora", "--out", str(tmp_path / "o"),
          "--raw-root", str(toy_root), "--push", "someone/dhgbench-cora"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1

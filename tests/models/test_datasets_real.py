@@ -1,4 +1,4 @@
-"""models.datasets on the real upstream files in ../shared/data (skipped when absent).
+"""hypergvl.models.datasets on the real upstream files in ../shared/data (skipped when absent).
 
 Truth: the counts measured in ../shared/data/README.md, the DHG-Bench paper's Tables A1 and A3, and the raw
 files re-read here with the stock unpickler / a plain line reader (independent of the loaders).
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-import models.datasets as md
+import hypergvl.models.datasets as md
 
 
 def _raw_root() -> Path | None:

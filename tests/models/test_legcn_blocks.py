@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from hnn_toys import output_and_grads, random_hypergraph
-from models.nn import build_model
-from models.nn import legcn
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn import legcn
 
 
 @pytest.mark.parametrize("layers,kw", [(1, {}), (2, {}), (3, {"vertex_weight": 0.3, "edge_weight": 2.0}),

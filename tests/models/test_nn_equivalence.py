@@ -1,4 +1,4 @@
-"""Each layer of ``models.nn`` against an independent truth: PyG layers on the same weights, networkx graphs,
+"""Each layer of ``hypergvl.models.nn`` against an independent truth: PyG layers on the same weights, networkx graphs,
 and direct loop-by-loop transcriptions of the paper formulas / reference code on small random hypergraphs."""
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ import pytest
 import torch
 from torch_geometric.nn import GATConv, GCNConv, HypergraphConv
 
-from models.nn import build_model
-from models.nn._common import Incidence, SparseOperator, StructureCache, dropout
-from models.nn.allset import PMA
-from models.nn.edhnn import EquivSetConv
-from models.nn.hcha import HCHAAttentionConv
-from models.nn.hgnn import HGNNConv, hypergraph_propagation
-from models.nn.hnhn import hnhn_operators
-from models.nn.hypergcn import hypergcn_laplacian
-from models.nn.tfhnn import tf_message_passing
-from models.nn.unignn import UniGATConv, reduce_propagation, unigcn_propagation
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn._common import Incidence, SparseOperator, StructureCache, dropout
+from hypergvl.models.nn.allset import PMA
+from hypergvl.models.nn.edhnn import EquivSetConv
+from hypergvl.models.nn.hcha import HCHAAttentionConv
+from hypergvl.models.nn.hgnn import HGNNConv, hypergraph_propagation
+from hypergvl.models.nn.hnhn import hnhn_operators
+from hypergvl.models.nn.hypergcn import hypergcn_laplacian
+from hypergvl.models.nn.tfhnn import tf_message_passing
+from hypergvl.models.nn.unignn import UniGATConv, reduce_propagation, unigcn_propagation
 
 
 def random_hypergraph(num_nodes: int, num_edges: int, max_size: int, seed: int, big: int = 0) -> list[list[int]]:
@@ -479,7 +479,7 @@ needs_cora = pytest.mark.skipif(not (RAW / "HyperGCN" / "data" / "cocitation" / 
 def test_hgnn_on_cora_sparse_and_dense_features_agree():
     """On the real Cora co-citation hypergraph (4,287 hyperedges with the singletons), the cached row-normalised
     operator is stochastic and the sparse bag-of-words input gives the logits of its dense copy."""
-    import models.datasets as md
+    import hypergvl.models.datasets as md
 
     data = md.load("cora", raw_root=RAW)
     torch.manual_seed(0)
@@ -497,7 +497,7 @@ def test_hgnn_on_cora_sparse_and_dense_features_agree():
 def test_hgnn_reaches_dhg_bench_accuracy_on_cora():
     """DHG-Bench's HGNN protocol on Cora co-citation (hidden 128, lr 1e-3, 100 epochs, 50/25/25 split, final
     epoch): the paper reports 77.90 +- 1.17; one split of ours must land within about 3 standard deviations."""
-    import models.datasets as md
+    import hypergvl.models.datasets as md
 
     data = md.load("cora", raw_root=RAW)
     torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""Common checks run over every registered model of ``models.nn`` (scikit-learn style estimator checks)."""
+"""Common checks run over every registered model of ``hypergvl.models.nn`` (scikit-learn style estimator checks)."""
 from __future__ import annotations
 
 import ast
@@ -10,7 +10,7 @@ import re
 import pytest
 import torch
 
-from models.nn import MODELS, UnknownModelError, build_model, model_defaults, register_model
+from hypergvl.models.nn import MODELS, UnknownModelError, build_model, model_defaults, register_model
 
 NAMES = sorted(MODELS)
 IN, HID, OUT = 5, 8, 3
@@ -306,7 +306,7 @@ def test_bad_model_specific_arguments(name, kwargs):
 
 
 def test_build_model_errors_name_the_choices():
-    with pytest.raises(KeyError, match="valid names: .*HGNN"):
+    with pytest.raises(KeyError, match="choose one of .*HGNN"):
         build_model("GCN", in_channels=IN, hidden_channels=HID, out_channels=OUT)
     with pytest.raises(ValueError, match="unknown model"):
         build_model("hgnn", in_channels=IN, hidden_channels=HID, out_channels=OUT)
@@ -322,7 +322,7 @@ def test_build_model_errors_name_the_choices():
 
 
 def test_register_model_rejects_duplicates_and_bad_classes():
-    with pytest.raises(ValueError, match="already registered"):
+    with pytest.raises(ValueError, match="registered twice"):
         register_model("HGNN")(MODELS["HGNN"])
 
     class NoPaper(torch.nn.Module):

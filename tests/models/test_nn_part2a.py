@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from hnn_toys import dense_hjrl_reconstruction
-from models.nn import build_model
+from hypergvl.models.nn import build_model
 
 torch.set_default_dtype(torch.float32)
 
@@ -130,8 +130,8 @@ def naive_hypernd(x, hei, n, m, p, alpha, steps, tol, aggregate):
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("p,aggregate", [(1.0, "sum"), (2.0, "sum"), (3.0, "mean")])
 def test_hypernd_diffusion_equals_the_naive_iteration(seed, p, aggregate):
-    from models.nn.hypernd import hypernd_diffusion
-    from models.nn._common import Incidence
+    from hypergvl.models.nn.hypernd import hypernd_diffusion
+    from hypergvl.models.nn._common import Incidence
     hei, n = random_hypergraph(seed)
     m = int(hei[1].max()) + 1
     x = torch.rand(n, 5, dtype=torch.float64)
@@ -147,8 +147,8 @@ def test_hypernd_diffusion_equals_the_naive_iteration(seed, p, aggregate):
 
 
 def test_hypernd_chunked_columns_equal_one_chunk(monkeypatch):
-    import models.nn.hypernd as hnd
-    from models.nn._common import Incidence
+    import hypergvl.models.nn.hypernd as hnd
+    from hypergvl.models.nn._common import Incidence
     hei, n = random_hypergraph(3)
     m = int(hei[1].max()) + 1
     x = torch.rand(n, 11, dtype=torch.float64)
@@ -247,8 +247,8 @@ def naive_sheaf(z, maps, hei, n, m, normalisation):
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("normalisation", ["sym", "rw"])
 def test_sheaf_diffusion_by_scatters_equals_the_sparse_matrix_form(seed, normalisation):
-    from models.nn._common import Incidence
-    from models.nn.sheafhypergnn import sheaf_diffusion
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sheafhypergnn import sheaf_diffusion
     hei, n = random_hypergraph(seed)
     m = int(hei[1].max()) + 1
     g = torch.Generator().manual_seed(seed)
@@ -291,8 +291,8 @@ def test_sheaf_hyperedge_features_are_member_means():
     e_raw = (h.t() @ x) / h.sum(0)[:, None]
     hx = model.lin_in(x).view(n, 2, 5)
     he = model.lin_in(e_raw).view(m, 2, 5)
-    from models.nn._common import Incidence
-    from models.nn.sheafhypergnn import sheaf_diffusion
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sheafhypergnn import sheaf_diffusion
     inc = Incidence(hei, n, m, torch.float64)
     maps = model.builders[0](inc, hx, he)
     expected = sheaf_diffusion(inc, model.lins[0](model.norms[0](hx)), maps, "sym") + model.biases[0]
@@ -336,8 +336,8 @@ def test_hjrl_equals_the_dense_incidence_computation(seed):
 
 @pytest.mark.parametrize("style", ["paper", "dhgbench"])
 def test_hjrl_reconstruction_loss_equals_dense_bce(style, monkeypatch):
-    import models.nn.hjrl as hj
-    from models.nn._common import Incidence
+    import hypergvl.models.nn.hjrl as hj
+    from hypergvl.models.nn._common import Incidence
     hei, n = random_hypergraph(7)
     m = int(hei[1].max()) + 1
     g = torch.Generator().manual_seed(0)
@@ -355,7 +355,7 @@ def test_hjrl_reconstruction_loss_equals_dense_bce(style, monkeypatch):
 
 @pytest.mark.parametrize("style", ["paper", "dhgbench"])
 def test_hjrl_training_gradient_includes_the_weighted_reconstruction_loss(style):
-    from models.nn.hjrl import hjrl_reconstruction_loss
+    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
     hei, n = random_hypergraph(3)
     x = torch.rand(n, 4, dtype=torch.float64) + 0.1
     torch.manual_seed(0)

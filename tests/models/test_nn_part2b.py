@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from hnn_toys import random_hypergraph
-from models.nn import MODELS, build_model
-from models.nn.ehnn import order_encoding
-from models.nn.registry import task_refusal
-from models.nn.thypergnn import adjacency_coefficient
+from hypergvl.models.nn import MODELS, build_model
+from hypergvl.models.nn.ehnn import order_encoding
+from hypergvl.models.nn.registry import task_refusal
+from hypergvl.models.nn.thypergnn import adjacency_coefficient
 
 
 def dense_incidence(edges, num_nodes):
@@ -125,7 +125,7 @@ def naive_messages(x, neighbourhoods, m):
 def model_rows(model, x, hei):
     """The member lists the model multiplies for each target (its first entry)."""
     inc = model.incidence(x, hei, None)
-    from models.nn.thypergnn import TensorRows
+    from hypergvl.models.nn.thypergnn import TensorRows
     rows = TensorRows(inc, model.m, model.seed)
     per_node = [[] for _ in range(x.size(0))]
     for r, _ in rows.groups:
@@ -180,8 +180,8 @@ def test_thypergnn_cuts_large_hyperedges_to_the_target_and_m_minus_1_members(m):
 
 def test_thypergnn_self_loop_and_full_hyperedge_closed_forms():
     """A self-loop gives x_v^(M-1)/d_v, a hyperedge of exactly M members the product of the others / d_v."""
-    from models.nn._common import Incidence
-    from models.nn.thypergnn import TensorRows, tensor_message
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.thypergnn import TensorRows, tensor_message
     x = torch.tensor([[2.0, -1.0], [3.0, 0.5], [0.5, 4.0], [1.5, 1.0]])
     hei = torch.tensor([[0, 0, 1, 2, 3], [0, 1, 1, 1, 1]])  # {0}, {0, 1, 2, 3}
     inc = Incidence(hei, 4, 2, torch.float32)
@@ -210,14 +210,14 @@ def test_tensor_models_refuse_hypergraph_classification(name):
 
 
 def test_only_the_tensor_models_refuse_a_task():
-    from models.tasks import TASKS
+    from hypergvl.models.tasks import TASKS
     refusing = {n for n, cls in MODELS.items() if getattr(cls, "unsupported_tasks", {})}
     assert refusing == {"EHNN", "T-HyperGNN"}
     assert all(set(MODELS[n].unsupported_tasks) <= set(TASKS) for n in refusing)  # names of real tasks
 
 
 def test_register_model_rejects_a_malformed_refusal():
-    from models.nn import register_model
+    from hypergvl.models.nn import register_model
 
     class Bad(torch.nn.Module):
         paper = "x http://example.org"
@@ -231,7 +231,7 @@ def test_register_model_rejects_a_malformed_refusal():
 
 
 def test_trainer_refuses_with_the_reason(tmp_path, capsys):
-    from models import train as TR
+    from hypergvl.models import train as TR
     code = TR.main(["--model", "EHNN", "--dataset", "rhg-10", "--task", "graph", "--runs", "1",
                     "--out", str(tmp_path / "out"), "--no-progress"])
     err = capsys.readouterr().err
@@ -252,8 +252,8 @@ def _rownorm(a):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_dphgnn_structure_operators_equal_the_dense_reference_formulas(seed):
-    from models.nn._common import Incidence
-    from models.nn.dphgnn import _Structure
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.dphgnn import _Structure
     edges, hei, n = random_hypergraph(seed)
     h = dense_incidence(edges, n)
     m = h.size(1)
@@ -304,8 +304,8 @@ def naive_hypergcn(edges, x, r, n, mediators):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("mediators", [True, False])
 def test_dphgnn_hypergcn_graph_equals_the_reference_loop(seed, mediators):
-    from models.nn._common import Incidence
-    from models.nn.dphgnn import hypergcn_graph
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.dphgnn import hypergcn_graph
     edges, hei, n = random_hypergraph(seed, max_order=5)
     x = torch.randn(n, 4)
     inc = Incidence(hei, n, len(edges), torch.float32)
@@ -319,7 +319,7 @@ def test_dphgnn_hypergcn_graph_equals_the_reference_loop(seed, mediators):
 @pytest.mark.parametrize("heads", [1, 2])
 def test_dphgnn_attention_equals_dense_multihead_attention(heads):
     """SDPA attention against torch's MultiheadAttention (which forms the N x N weights) on the same weights."""
-    from models.nn.dphgnn import TopologyAwareAttention
+    from hypergvl.models.nn.dphgnn import TopologyAwareAttention
     torch.manual_seed(heads)
     taa = TopologyAwareAttention(5, 4, heads)
     taa.reset_parameters()
@@ -346,7 +346,7 @@ def test_graph_groups_give_block_diagonal_dense_attention():
     block-diagonal mask, on graphs of sizes 1 to 5, nodes listed out of graph order, two heads."""
     import torch.nn.functional as F
 
-    from models.nn._common import GraphGroups
+    from hypergvl.models.nn._common import GraphGroups
     torch.manual_seed(0)
     sizes = [3, 1, 5, 3, 2, 5, 5]
     batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
@@ -399,7 +399,7 @@ def test_attention_scope_graph_keeps_each_graph_to_itself(build):
 
 
 def test_task_module_gives_batch_only_to_encoders_that_take_it():
-    from models.tasks import base as T
+    from hypergvl.models.tasks import base as T
     seen = {}
 
     class Plain(torch.nn.Module):
@@ -428,7 +428,7 @@ def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():
     for star in ("directed", "undirected"):
         model = _dphgnn(star=star).eval()
         inc = model.incidence(x, hei, None)
-        from models.nn.dphgnn import _Structure
+        from hypergvl.models.nn.dphgnn import _Structure
         z = model.gcn_star(x, _Structure(inc, star).a_sg, pad=len(edges))
         tokens[star] = z
     assert torch.allclose(tokens["directed"][n:], tokens["directed"][n].expand(len(edges), -1))
@@ -438,8 +438,8 @@ def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():
 def test_dphgnn_hgconv_degree_changes_only_the_final_convolution():
     """``hgconv_degree="dhgbench"`` is the reference's ``scatter_reduce(..., reduce="mean")`` into zeros (run here as
     the reference runs it); every other operator, and every parameter, stays as it is."""
-    from models.nn._common import Incidence
-    from models.nn.dphgnn import _Structure
+    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.dphgnn import _Structure
     edges, hei, n = random_hypergraph(4)
     h = dense_incidence(edges, n)
     m = h.size(1)

@@ -12,12 +12,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models import tasks as T
-from models.nn import build_model
-from models.nn._common import Incidence
+from hypergvl.models import tasks as T
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn._common import Incidence
 import hnn_toys as toys  # noqa: E402
 from hnn_toys import random_hypergraph  # noqa: E402
-from models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,
+from hypergvl.models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,
                                softmax_kernel)
 
 
@@ -86,7 +86,7 @@ class HookedEncoder(nn.Module):
 def test_prepare_hook_runs_before_the_optimiser_and_gives_the_training_labels():
     from accelerate import Accelerator
 
-    from models.train import TrainerConfig, train_one_run
+    from hypergvl.models.train import TrainerConfig, train_one_run
 
     task = make_task("node")
     encoder = HookedEncoder(task.in_channels, task.out_channels, extra=None)
@@ -275,7 +275,7 @@ def test_link_likelihood_per_graph_normalises_over_the_target_graph_only():
 
 
 def test_checkpointed_gumbel_samples_and_link_chunks_give_the_same_values_and_gradients(monkeypatch):
-    import models.nn.hypergt as hg
+    import hypergvl.models.nn.hypergt as hg
 
     g = torch.Generator().manual_seed(1)
     qf, kf = (torch.rand(2, 9, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
@@ -390,7 +390,7 @@ def test_hypergt_trains_on_every_task(kind, tmp_path):
     recorded loss; hypergraph classification runs with the shipped config's random encodings."""
     from accelerate import Accelerator
 
-    from models.train import TrainerConfig, resolve_config, train_one_run
+    from hypergvl.models.train import TrainerConfig, resolve_config, train_one_run
 
     task = make_task(kind)
     cfg = resolve_config("HyperGT", kind, "synthetic", overrides=["hidden=6", "heads=2", "random_features=4"])
@@ -413,7 +413,7 @@ def test_hypergt_trains_on_every_task(kind, tmp_path):
 # ---------------------------------------------------------------------------------------------------- HyperND
 
 def test_hypernd_label_diffusion_diffuses_the_one_hot_training_labels_with_the_features():
-    from models.nn.hypernd import hypernd_diffusion
+    from hypergvl.models.nn.hypernd import hypernd_diffusion
 
     edges, hei, n = random_hypergraph(2)
     x = torch.rand(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
@@ -460,7 +460,7 @@ def test_hypernd_label_diffusion_false_is_dhgbench_feature_only():
 def test_hypernd_node_task_diffuses_training_labels_only():
     from accelerate import Accelerator
 
-    from models.train import TrainerConfig, train_one_run
+    from hypergvl.models.train import TrainerConfig, train_one_run
 
     task = make_task("node")
     encoder = build_model("HyperND", in_channels=task.in_channels, hidden_channels=6, out_channels=task.out_channels)
@@ -479,7 +479,7 @@ def test_hypernd_node_task_diffuses_training_labels_only():
 
 @pytest.mark.parametrize("style", ["paper", "dhgbench"])
 def test_hjrl_sampled_reconstruction_with_every_pair_once_is_the_exact_loss(style):
-    from models.nn.hjrl import hjrl_reconstruction_loss
+    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
 
     edges, hei, n = random_hypergraph(1)
     m = len(edges)
@@ -498,7 +498,7 @@ def test_hjrl_sampled_reconstruction_with_every_pair_once_is_the_exact_loss(styl
 
 def test_hjrl_sampled_reconstruction_is_unbiased():
     """The mean of many K-pair estimates lies within 4 standard errors of the exact loss."""
-    from models.nn.hjrl import hjrl_reconstruction_loss
+    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
 
     edges, hei, n = random_hypergraph(2)
     m = len(edges)
@@ -514,7 +514,7 @@ def test_hjrl_sampled_reconstruction_is_unbiased():
 
 
 def test_hjrl_reconstruction_samples_option_uses_that_many_random_pairs_per_step():
-    from models.nn.hjrl import hjrl_reconstruction_loss
+    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
 
     edges, hei, n = random_hypergraph(3)
     x = torch.rand(n, 4, dtype=torch.float64) + 0.1

@@ -16,10 +16,10 @@ from torch import nn
 from torch_geometric.utils import scatter, softmax
 
 from hnn_toys import random_hypergraph
-from models.nn import allset, build_model, edhnn, unignn
-from models.nn._common import (Incidence, Linear, StructureCache, _inv, aggregation, dense, dropout as drop,
+from hypergvl.models.nn import allset, build_model, edhnn, unignn
+from hypergvl.models.nn._common import (Incidence, Linear, StructureCache, _inv, aggregation, dense, dropout as drop,
                                prepare_input, weighted_aggregation)
-from models.nn.mlp import MLP
+from hypergvl.models.nn.mlp import MLP
 
 
 def hypergraph(seed: int, num_nodes: int = 11, num_edges: int = 8):
@@ -291,8 +291,8 @@ def test_no_incidence_by_channel_tensor_kept_for_backward(name, kwargs, monkeypa
 def test_live_rows_linear_equals_linear_with_gradients(share, monkeypatch):
     """The backward over the rows with a nonzero gradient (few live rows, and nearly all: the plain path) gives
     F.linear's output and all three gradients."""
-    from models.nn import _common
-    from models.nn._common import live_rows_linear
+    from hypergvl.models.nn import _common
+    from hypergvl.models.nn._common import live_rows_linear
     monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy map is narrow
     g = torch.Generator().manual_seed(1)
     x = torch.randn(40, 6, dtype=torch.float64, generator=g, requires_grad=True)
@@ -315,7 +315,7 @@ def test_dropout_and_relu_dropout_equal_the_bool_mask_bit_for_bit(p, dtype):
     """The same random stream and comparisons: ``dropout`` (float-compared mask) gives the values of the bool mask
     of ``_keep_mask`` times 1/(1-p), dense and sparse, and ``relu_dropout`` those of ReLU then ``dropout``, with
     the gradient of the two ops."""
-    from models.nn._common import SparseOperator, _keep_mask, relu_dropout
+    from hypergvl.models.nn._common import SparseOperator, _keep_mask, relu_dropout
     x = torch.randn(301, 7, dtype=dtype, requires_grad=True)
     up = torch.randn(301, 7, dtype=dtype)
     torch.manual_seed(5)
@@ -361,7 +361,7 @@ def test_bag_attention_equals_weighted_aggregation_with_gradients(to):
 def test_allsettransformer_loss_on_some_nodes_same_function(kwargs, layout, size, monkeypatch):
     """A loss over some nodes only (zero gradient rows: the live-rows backward), in training (same dropout
     masks): outputs and every gradient equal the per-incidence formula's."""
-    from models.nn import _common
+    from hypergvl.models.nn import _common
     monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
     index, n, m = hypergraph(5, *size)
     torch.manual_seed(0)

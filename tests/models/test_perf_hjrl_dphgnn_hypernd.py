@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from hnn_toys import dense_hjrl_reconstruction, random_hypergraph  # noqa: E402
-from models.nn import build_model
-from models.nn._common import Incidence
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn._common import Incidence
 
 
 def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
@@ -74,7 +74,7 @@ def test_hjrl_sparse_features_stay_sparse_and_equal_the_dense_inputs(seed):
 @pytest.mark.parametrize("style", ["paper", "dhgbench"])
 @pytest.mark.parametrize("tiles", [(1 << 20, 4096), (6, 3), (1, 1)])
 def test_hjrl_tiled_reconstruction_equals_dense_bce_with_gradients(style, tiles, monkeypatch):
-    import models.nn.hjrl as hj
+    import hypergvl.models.nn.hjrl as hj
     _, hei, n = random_hypergraph(4, num_nodes=11, num_edges=8)
     m = int(hei[1].max()) + 1
     g = torch.Generator().manual_seed(1)
@@ -97,7 +97,7 @@ def test_hjrl_tiled_reconstruction_equals_dense_bce_with_gradients(style, tiles,
 def test_hjrl_all_pairs_sum_is_not_the_positives_only():
     """The tiled sum covers every pair once: dropping one tile changes it (the test above could not tell a
     sum over a wrong grid from the right one if every score were equal)."""
-    from models.nn.hjrl import _AllPairsSoftplus
+    from hypergvl.models.nn.hjrl import _AllPairsSoftplus
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(7, 2, dtype=torch.float64, generator=g), torch.randn(5, 2, dtype=torch.float64, generator=g)
     total = _AllPairsSoftplus.apply(a, b, False)
@@ -109,7 +109,7 @@ def test_hjrl_all_pairs_sum_is_not_the_positives_only():
 
 @pytest.mark.parametrize("layout", ["mixed", "all-dense", "all-sparse"])
 def test_hypernd_row_split_product_equals_the_dense_product_with_gradients(layout):
-    from models.nn.hypernd import DiffusedFeatures
+    from hypergvl.models.nn.hypernd import DiffusedFeatures
     g = torch.Generator().manual_seed(3)
     f = torch.randn(12, 10, dtype=torch.float64, generator=g)
     if layout != "all-dense":
@@ -172,7 +172,7 @@ def dense_attention(taa, query, key, value):
 def naive_dphgnn(model, x, hei, n, m):
     """DPHGNN's forward as DHG-Bench writes it, on dense operators: the spectral input [L_hgnn X || (L_sym X +
     L_rw X)/2] formed first, each view smoothed on all its rows, dense attention."""
-    from models.nn.dphgnn import _Structure, hypergcn_graph
+    from hypergvl.models.nn.dphgnn import _Structure, hypergcn_graph
     inc = Incidence(hei, n, m, x.dtype)
     s = _Structure(inc, model.star)
     a_hyp, l_hyp = (op.to_dense() for op in hypergcn_graph(inc, x, model.mediators, model.seed))
@@ -203,7 +203,7 @@ def naive_dphgnn(model, x, hei, n, m):
 @pytest.mark.parametrize("seed,star,heads", [(0, "undirected", 1), (1, "directed", 2), (2, "undirected", 2)])
 @pytest.mark.parametrize("shared", [False, True], ids=["one-matrix-each", "shared-matrices"])
 def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, heads, shared, monkeypatch):
-    import models.nn.dphgnn as dp
+    import hypergvl.models.nn.dphgnn as dp
     if shared:  # the Yelp-scale form: each graph's matrix stored once, operators as scalings of it
         monkeypatch.setattr(dp, "_FUSE_ENTRIES", 0)
     _, hei, n = random_hypergraph(seed, num_nodes=11, num_edges=7, max_order=5)
@@ -224,7 +224,7 @@ def test_dphgnn_equals_the_dense_reference_forward_with_gradients(seed, star, he
 
 @pytest.mark.parametrize("shared", [False, True])
 def test_dphgnn_star_node_rows_and_their_row_sums(shared, monkeypatch):
-    import models.nn.dphgnn as dp
+    import hypergvl.models.nn.dphgnn as dp
     if shared:
         monkeypatch.setattr(dp, "_FUSE_ENTRIES", 0)
     _, hei, n = random_hypergraph(5, num_nodes=10, num_edges=6)
@@ -239,10 +239,10 @@ def test_dphgnn_star_node_rows_and_their_row_sums(shared, monkeypatch):
 
 @pytest.mark.parametrize("row_normalize", [True, False])
 def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(row_normalize, monkeypatch):
-    import models.nn.hjrl as hj
+    import hypergvl.models.nn.hjrl as hj
     """Dense real-valued features: every hyperedge indicator is all ones (or all zeros for an empty hyperedge),
     so Y = u 1^T / F is kept as a vector; the outputs and gradients equal the dense-H computation."""
-    from models.nn.hjrl import _FullRows
+    from hypergvl.models.nn.hjrl import _FullRows
     _, hei, n = random_hypergraph(2, num_nodes=10, num_edges=6)
     m = int(hei[1].max()) + 2  # one hyperedge without members
     x = torch.randn(n, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).abs() + 0.1
@@ -287,7 +287,7 @@ def test_hjrl_dense_features_with_full_hyperedge_support_need_no_m_by_f_input(ro
 
 @pytest.mark.parametrize("p", [1.0, 2.0])
 def test_hypernd_propagate_by_column_blocks_equals_the_two_maps(p, monkeypatch):
-    import models.nn.hypernd as hnd
+    import hypergvl.models.nn.hypernd as hnd
     _, hei, n = random_hypergraph(6, num_nodes=10, num_edges=7)
     m = int(hei[1].max()) + 1
     maps = hnd.HyperNDDiffusion(Incidence(hei, n, m, torch.float64), p, "sum")
@@ -302,7 +302,7 @@ def test_hypernd_propagate_by_column_blocks_equals_the_two_maps(p, monkeypatch):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_dphgnn_dff_layer_equals_the_per_incidence_formula_with_gradients(seed, monkeypatch):
     """DFF by sparse products (no nnz x h tensor) against the gather/scatter form DHG-Bench writes."""
-    import models.nn.dphgnn as dp
+    import hypergvl.models.nn.dphgnn as dp
     from torch_geometric.utils import scatter, softmax
     _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=8, max_order=5)
     m = int(hei[1].max()) + 2  # and a hyperedge without members
@@ -327,7 +327,7 @@ def test_dphgnn_dff_layer_equals_the_per_incidence_formula_with_gradients(seed, 
 
 
 def test_dphgnn_shared_structure_operators_equal_the_one_matrix_ones(monkeypatch):
-    import models.nn.dphgnn as dp
+    import hypergvl.models.nn.dphgnn as dp
     _, hei, n = random_hypergraph(8, num_nodes=12, num_edges=8, max_order=5)
     m = int(hei[1].max()) + 1
     inc = Incidence(hei, n, m, torch.float64)
@@ -346,8 +346,8 @@ def test_dphgnn_shared_structure_operators_equal_the_one_matrix_ones(monkeypatch
 
 @pytest.mark.parametrize("p", [0.0, 0.5])
 def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
-    from models.nn._common import dropout
-    from models.nn.hjrl import _BiasReluDropout
+    from hypergvl.models.nn._common import dropout
+    from hypergvl.models.nn.hjrl import _BiasReluDropout
     g = torch.Generator().manual_seed(2)
     t = torch.randn(9, 6, dtype=torch.float64, generator=g, requires_grad=True)
     b = torch.randn(6, dtype=torch.float64, generator=g, requires_grad=True)
@@ -368,7 +368,7 @@ def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
 def test_hypernd_training_with_dropout_equals_the_mlp_on_the_limit(seed, monkeypatch):
     """Dropout 0.5 in training (same seed: the same masks as ``dropout`` on the limit) and a loss over
     some nodes (the live-rows backward of the decoder): the same output and gradients as the MLP on the limit."""
-    from models.nn import _common
+    from hypergvl.models.nn import _common
     monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
     _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=5, max_order=5)
     m = int(hei[1].max()) + 1

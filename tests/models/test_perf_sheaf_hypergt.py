@@ -11,11 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import models.nn.hypergt as hg
-from models.nn import build_model
-from models.nn._common import Incidence, dropout
-from models.nn.hypergt import orthogonal_features, weighted_kernel_attention
-from models.nn.sheafhypergnn import DiagSheafBuilder, sheaf_diffusion
+import hypergvl.models.nn.hypergt as hg
+from hypergvl.models.nn import build_model
+from hypergvl.models.nn._common import Incidence, dropout
+from hypergvl.models.nn.hypergt import orthogonal_features, weighted_kernel_attention
+from hypergvl.models.nn.sheafhypergnn import DiagSheafBuilder, sheaf_diffusion
 from hnn_toys import random_hypergraph  # noqa: E402
 
 SEEDS = [0, 1, 2]

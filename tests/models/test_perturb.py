@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from models import perturb as P
-from models import tasks as T
-from models.datasets.data import HypergraphData
+from hypergvl.models import perturb as P
+from hypergvl.models import tasks as T
+from hypergvl.models.datasets.data import HypergraphData
 
 
 def tiny(n=40, m=25, f=6, c=3, seed=0, sparse=False):

@@ -18,15 +18,15 @@ import pandas as pd
 import pytest
 import torch
 
-from evaluators import metric_path
-from models import tasks as T
-from models.study import common as C
-from models.study import efficiency as EFF
-from models.study import fairness as FAIR
-from models.study import report as REP
-from models.study import robustness as ROB
-from models.study.__main__ import main as study_main
-from models.train import ConfigError, run_experiment
+from hypergvl.evaluators import metric_path
+from hypergvl.models import tasks as T
+from hypergvl.models.study import common as C
+from hypergvl.models.study import efficiency as EFF
+from hypergvl.models.study import fairness as FAIR
+from hypergvl.models.study import report as REP
+from hypergvl.models.study import robustness as ROB
+from hypergvl.models.study.__main__ import main as study_main
+from hypergvl.models.train import ConfigError, run_experiment
 
 
 def _raw_root():
@@ -77,7 +77,7 @@ def test_metric_and_trainer_agree_on_the_same_predictions():
     y = torch.tensor(rng.integers(0, 2, n))
     x = torch.tensor(rng.standard_normal((n, 4)) + y.numpy()[:, None] * 0.5, dtype=torch.float32)
     hes = [sorted(rng.choice(n, 3, replace=False).tolist()) for _ in range(40)]
-    from models.datasets.data import HypergraphData
+    from hypergvl.models.datasets.data import HypergraphData
     data = HypergraphData(x=x, y=y, hyperedge_index=T.hyperedge_index_from_list(hes), num_hyperedges=40, num_nodes=n,
                           sensitive=torch.tensor(rng.integers(0, 2, n)), name="fair")
     task = T.NodeClassification(data, T.NodeTaskConfig(), 0, hidden=4)
@@ -123,7 +123,7 @@ def test_clean_perturbed_clean_gives_equal_clean_runs(tmp_path):
 
 
 def test_ratio_zero_equals_the_unperturbed_run(tmp_path):
-    from models.datasets.processing import add_self_loops
+    from hypergvl.models.datasets.processing import add_self_loops
 
     raw = C.synthetic_hypergraph(80, 40, 3.5, 6, 3, seed=1)  # (already has singletons; add_self_loops is a no-op)
     plain = run_experiment("MLP", "s", "node", out=tmp_path / "p", runs=1, overrides=QUICK, data=add_self_loops(raw),
@@ -278,7 +278,7 @@ def test_time_to_best_val_is_the_sum_of_epoch_times(tmp_path):
 
 def _address_space_after_imports_gib() -> float:
     """VmPeak of a fresh interpreter that imported what the efficiency subprocess imports."""
-    code = ("import models.study.common, models.nn, accelerate, torch; torch.zeros(1000, 1000).sum(); "
+    code = ("import hypergvl.models.study.common, hypergvl.models.nn, accelerate, torch; torch.zeros(1000, 1000).sum(); "
             "print([l for l in open('/proc/self/status') if l.startswith('VmPeak')][0].split()[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "OMP_NUM_THREADS": "1"})
@@ -455,9 +455,9 @@ def test_fairness_refuses_a_dataset_without_sensitive_attribute(tmp_path, monkey
 
 
 def test_committed_study_tables_are_rebuilt_from_the_shipped_points(tmp_path):
-    """models/study/results' fairness, efficiency and robustness tables are what `models.study report` writes
+    """models/study/results' fairness, efficiency and robustness tables are what `hypergvl.models.study report` writes
     from the points shipped in space/seed_studies (nothing else), below each file's command comment."""
-    from models.study import report
+    from hypergvl.models.study import report
     root = Path(__file__).resolve().parents[2]
     seeds = root / "space" / "seed_studies"
     report.build([seeds / "fairness", seeds / "efficiency", seeds / "robustness"], tmp_path)

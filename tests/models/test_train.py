@@ -12,7 +12,7 @@ import torch
 
 from hnn_toys import graph_set, planted
 from benchmark_scripts import load_script
-from models import train as TR
+from hypergvl.models import train as TR
 
 ROOT = Path(__file__).resolve().parents[2]
 _DATA = ROOT / ".." / "shared" / "data"
@@ -43,7 +43,7 @@ class FakeModel(torch.nn.Module):
 
 @pytest.fixture
 def fake_registry(monkeypatch):
-    from models.nn import MODELS
+    from hypergvl.models.nn import MODELS
 
     monkeypatch.setattr(TR, "_model_registry", lambda: {**MODELS, "Fake": FakeModel})
 
@@ -121,7 +121,7 @@ def test_model_kwargs_checked_against_the_constructor_signature(fake_registry):
 def test_unknown_model_task_dataset_list_the_choices():
     with pytest.raises(TR.ConfigError, match=r"unknown model 'HGNNN'; valid models: .*HGNN"):
         TR.resolve_config("HGNNN", "node", "cora")
-    with pytest.raises(TR.ConfigError, match="unknown task 'nodes'; valid tasks: graph, hyperedge, node"):
+    with pytest.raises(TR.ConfigError, match="unknown HNN task 'nodes'; choose one of graph, hyperedge, node"):
         TR.resolve_config("HGNN", "nodes", "cora")
     with pytest.raises(TR.ConfigError, match=r"unknown dataset 'coraa'; valid datasets: .*cora-ca"):
         TR.load_dataset("coraa", None)
@@ -134,7 +134,7 @@ def test_cli_errors_exit_non_zero(tmp_path, capsys):
     assert "error: --set: lr: expected float" in capsys.readouterr().err
     assert not out.exists()
     assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out), "--runs", "0"]) == 2
-    proc = subprocess.run([sys.executable, "-m", "models.train", "--model", "Nope", "--dataset", "cora", "--task",
+    proc = subprocess.run([sys.executable, "-m", "hypergvl.models.train", "--model", "Nope", "--dataset", "cora", "--task",
                            "node", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "unknown model 'Nope'" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -249,7 +249,7 @@ def test_accelerate_launch_runs_the_same_module(tmp_path):
     accelerate = Path(sys.executable).with_name("accelerate")
     out = tmp_path / "o"
     cmd = [str(accelerate), "launch", "--cpu", "--num_processes", "1", "--num_machines", "1", "--mixed_precision",
-           "no", "--dynamo_backend", "no", "-m", "models.train", "--model", "HGNN", "--dataset", "cora", "--task",
+           "no", "--dynamo_backend", "no", "-m", "hypergvl.models.train", "--model", "HGNN", "--dataset", "cora", "--task",
            "node", "--runs", "1", "--out", str(out), "--raw-root", RAW, "--set", "epochs=3", "--no-progress"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -311,7 +311,7 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
 
 def test_reproduction_paper_overrides_resolve_and_build():
     """Every reference-behaviour switch the script adds is a valid key with a value its model accepts."""
-    from models.nn import build_model
+    from hypergvl.models.nn import build_model
     repro = load_reproduction_script()
     for (task, model), extra in repro.PAPER_MODEL_OVERRIDES.items():
         dataset = repro.TASK_OF[task][0]

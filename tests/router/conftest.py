@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # router_fixtures
 @pytest.fixture(scope="session")
 def symbolic_run(small_build, tmp_path_factory):
     """All 35 combinations of the small build answered by baseline:symbolic."""
-    from evaluators.harness import evaluate_model
+    from hypergvl.evaluators.harness import evaluate_model
 
     out = tmp_path_factory.mktemp("router-runs") / "symbolic"
     evaluate_model(str(small_build), "baseline:symbolic", out, batch_size=64, progress=False)
@@ -22,7 +22,7 @@ def symbolic_run(small_build, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def prm_dir(symbolic_run, tmp_path_factory):
-    from router.prm import PRMConfig, build_prm
+    from hypergvl.router.prm import PRMConfig, build_prm
 
     out = tmp_path_factory.mktemp("router-prm") / "prm"
     build_prm(PRMConfig((str(symbolic_run),), str(out)), progress=False)
@@ -36,7 +36,7 @@ def tiny_backbone(tmp_path_factory):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from router.model import resolve_backbone
+    from hypergvl.router.model import resolve_backbone
 
     out = tmp_path_factory.mktemp("tiny-backbone") / "bert"
     torch.manual_seed(0)
@@ -49,7 +49,7 @@ def tiny_backbone(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_router(prm_dir, tiny_backbone, tmp_path_factory):
     """A router trained for 4 steps on the tiny backbone (a real saved model; it does not route well)."""
-    from router.train import TrainConfig, train
+    from hypergvl.router.train import TrainConfig, train
 
     out = tmp_path_factory.mktemp("router-model") / "router"
     train(TrainConfig(prm=str(prm_dir), out=str(out), backbone=str(tiny_backbone), epochs=1, batch_size=8,

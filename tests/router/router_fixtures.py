@@ -1,7 +1,7 @@
 """Helpers shared by the router tests (importable: tests/router is put on sys.path by its conftest)."""
 import json
 
-from router.prm import COMBINATIONS
+from hypergvl.router.prm import COMBINATIONS
 
 
 def write_run(folder, problems, correct_of, model="m"):

@@ -1,14 +1,14 @@
-"""The real offline end-to-end run (slow; the README's documented command, at the same size): PRM from
+"""The real offline end-to-end run (slow; the command documented in docs/router.md, at the same size): PRM from
 baseline:symbolic on a build, a MiniLM router trained on it, routed evaluation on fresh problems of another seed.
 The router must beat Rand and come within 3 points of Top on the held-out problems."""
 import json
 
 import pytest
 
-from evaluators.harness import evaluate_model
-from hypergvl_dataset.builder import BuildConfig, build
-from router.prm import PRMConfig, build_prm
-from router.train import TrainConfig, train
+from hypergvl.evaluators.harness import evaluate_model
+from hypergvl.builder import BuildConfig, build
+from hypergvl.router.prm import PRMConfig, build_prm
+from hypergvl.router.train import TrainConfig, train
 
 pytestmark = pytest.mark.slow
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from hypergvl_dataset import Hypergraph
-from hypergvl_dataset.tasks import generate_problem
-from router import COMBINATIONS, LABELS, WiseHyGR
-from router.model import describe, encode_pairs
-from router.prm import PRMConfig, build_prm
-from router.train import TrainConfig, class_weights, group_problems, main as train_main, pair_loss, train
+from hypergvl import Hypergraph
+from hypergvl.tasks import generate_problem
+from hypergvl.router import COMBINATIONS, LABELS, WiseHyGR
+from hypergvl.router.model import describe, encode_pairs
+from hypergvl.router.prm import PRMConfig, build_prm
+from hypergvl.router.train import TrainConfig, class_weights, group_problems, main as train_main, pair_loss, train
 
 from router_fixtures import write_run
 
@@ -88,7 +88,7 @@ def test_minilm_training_loss_falls_card_lists_data_and_metrics_and_save_load_ro
 
 def test_resume_after_interruption_gives_the_uninterrupted_weights(single_label_prm, tiny_backbone, tmp_path,
                                                                    monkeypatch):
-    import router.train as rt
+    import hypergvl.router.train as rt
 
     tiny = {"backbone": str(tiny_backbone), "epochs": 2}
     train(_cfg(single_label_prm, tmp_path / "full", **tiny), progress=False)
@@ -163,7 +163,7 @@ def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
 
     out = tmp_path / "ddp"
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "router.train",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "hypergvl.router.train",
            "--prm", str(prm_dir), "--backbone", str(tiny_backbone), "--out", str(out), "--max-steps", "3",
            "--batch-size", "4", "--max-length", "160", "--no-progress"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})

@@ -5,17 +5,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from evaluators.adapters import Sample, make_adapter
-from evaluators.baselines import majority_neighbor_label
-from hypergvl_dataset import Hypergraph
-from hypergvl_dataset.text import TEXT_REPS
-from router.categories import CATEGORIES, Category, label_names
-from router.nodeclf import NodeProblem, Structure, node_prompt, parse_category, sample_problem
+from hypergvl.evaluators.adapters import Sample, make_adapter
+from hypergvl.evaluators.baselines import majority_neighbor_label
+from hypergvl import Hypergraph
+from hypergvl.text import TEXT_REPS
+from hypergvl.router.categories import CATEGORIES, Category, label_names
+from hypergvl.router.nodeclf import NodeProblem, Structure, node_prompt, parse_category, sample_problem
 
 
 @pytest.fixture(scope="module")
 def cora(shared_data):
-    import models.datasets as md
+    import hypergvl.models.datasets as md
 
     data = md.load("cora", raw_root=shared_data, features="none", add_self_loops=False)
     return data, Structure.from_data(data), label_names("cora", data.y.tolist())

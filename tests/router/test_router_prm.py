@@ -1,9 +1,9 @@
-"""PRM dataset (router.prm) on hand-made samples.jsonl files: ties, averaging across models, uninformative problems,
+"""PRM dataset (hypergvl.router.prm) on hand-made samples.jsonl files: ties, averaging across models, uninformative problems,
 the 8:2 split by meta problem, and the router input regenerated from the references."""
 import pytest
 
-from hypergvl_dataset.tasks import generate_problem
-from router.prm import COMBINATIONS, LABELS, PRMConfig, build_prm, load_prm, main, split_meta_ids
+from hypergvl.tasks import generate_problem
+from hypergvl.router.prm import COMBINATIONS, LABELS, PRMConfig, build_prm, load_prm, main, split_meta_ids
 from router_fixtures import write_run
 
 TASKS = ("HEC", "OSP", "VC", "ISM", "Ne", "SHC", "OEC", "DVC", "ONe", "OMF")

@@ -1,4 +1,4 @@
-"""Routing policies (router.policies) alone and through ``hypergvl evaluate --routing``: one sample per meta problem,
+"""Routing policies (hypergvl.evaluators.routing, and WiseHyGR's router:DIR from hypergvl.router.policies) alone and through ``hypergvl evaluate --routing``: one sample per meta problem,
 the chosen combination recorded, rand reproducible, oracle never below any other routing on the run it was built
 from."""
 import json
@@ -6,10 +6,11 @@ from collections import Counter
 
 import pytest
 
-from evaluators.harness import evaluate_model, load_rows
-from hypergvl_dataset.cli import main as cli
-from router import COMBINATIONS
-from router.policies import SPEC_FORMS, make_policy
+from hypergvl.build_folder import load_rows
+from hypergvl.evaluators.harness import evaluate_model
+from hypergvl.cli import main as cli
+from hypergvl.router import COMBINATIONS
+from hypergvl.evaluators.routing import make_policy, spec_forms
 
 ROWS = [{"id": f"HEC-{i:05d}", "task": "HEC", "question": "Q"} for i in range(3500)]
 
@@ -19,7 +20,7 @@ def test_bad_specs_say_what_is_valid(spec):
     with pytest.raises(ValueError) as err:
         make_policy(spec)
     assert "\n" not in str(err.value)
-    assert SPEC_FORMS in str(err.value) or "samples.jsonl" in str(err.value)
+    assert spec_forms() in str(err.value) or "samples.jsonl" in str(err.value)
 
 
 def test_rand_is_uniform_seeded_per_problem_and_reproducible():
@@ -105,4 +106,4 @@ def test_cli_routing_flag_and_bad_spec(small_build, tmp_path, capsys):
         ("n_set", "enc_hy", "top")}
     assert cli(["evaluate", "--dataset", str(small_build), "--model", "baseline:symbolic", "--out",
                 str(tmp_path / "b"), "--routing", "best", "--no-progress"]) != 0
-    assert SPEC_FORMS in capsys.readouterr().err
+    assert spec_forms() in capsys.readouterr().err

@@ -1,10 +1,10 @@
-"""``python -m router.study`` at toy size: in-domain (fresh build, four routings, Figure 5 PNG) and node classification
+"""``hypergvl router study`` at toy size: in-domain (fresh build, four routings, Figure 5 PNG) and node classification
 (baseline:neighbors on the real Cora files, three routings, Figure 6 PNG, resumable)."""
 import json
 
 from PIL import Image
 
-from router.study import main, router_seeds
+from hypergvl.router.study import main, router_seeds
 
 
 def test_in_domain_study_routes_fresh_problems_and_refuses_the_prm_seed(tiny_router, tmp_path, capsys):

@@ -7,13 +7,13 @@ import zlib
 import numpy as np
 import pytest
 
-from evaluators.adapters import make_adapter
-from evaluators.baselines import DEFAULT_PROFILE, load_profile
-from evaluators.harness import evaluate_model
-from hypergvl_dataset.builder import BuildConfig, build
-from router.prm import LABELS, PRMConfig, build_prm
-from router.testbed import default_profile
-from router.train import TrainConfig, train
+from hypergvl.evaluators.adapters import make_adapter
+from hypergvl.evaluators.baselines import DEFAULT_PROFILE, load_profile
+from hypergvl.evaluators.harness import evaluate_model
+from hypergvl.builder import BuildConfig, build
+from hypergvl.router.prm import LABELS, PRMConfig, build_prm
+from hypergvl.router.testbed import default_profile
+from hypergvl.router.train import TrainConfig, train
 
 TASKS = ("VC", "HEC", "OEC")
 # per task: the best pair on small and medium hypergraphs, and on large ones; Top (n_set+enc_hy) is at 0.45 everywhere
@@ -84,7 +84,7 @@ def routing_backbone(tmp_path_factory):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from router.model import resolve_backbone
+    from hypergvl.router.model import resolve_backbone
 
     out = tmp_path_factory.mktemp("routing-backbone") / "bert"
     torch.manual_seed(0)
@@ -97,8 +97,8 @@ def routing_backbone(tmp_path_factory):
 def test_router_trained_on_the_test_bed_beats_top_by_10_points_on_fresh_problems(tmp_path, routing_backbone):
     """The router learns the per-problem preference: trained on two exhaustive runs of 120 problems, it beats
     Top by 10 points on 60 fresh problems of another seed. What makes it learn at this size (measured in the
-    README's ablation): the fresh head at its own rate (``head_lr``), short inputs (the size header, the question
-    and the start of the description in 64 tokens) and enough optimiser steps (batch 8, 30 epochs)."""
+    ablation of docs/router.md): the fresh head at its own rate (``head_lr``), short inputs (the size header, the
+    question and the start of the description in 64 tokens) and enough optimiser steps (batch 8, 30 epochs)."""
     profile = _profile(tmp_path / "ci.json")
     build(BuildConfig(out=tmp_path / "src", per_task=40, seed=301, tasks=TASKS, workers=1), progress=False)
     build(BuildConfig(out=tmp_path / "fresh", per_task=20, seed=302, tasks=TASKS, workers=1), progress=False)

@@ -15,8 +15,9 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def space_service(tmp_path_factory):
     """A Space with one meta problem per task in each test set (420 vision samples), seeded with the baselines."""
-    from space.seed import seed
-    from space.service import Service, SpaceConfig
+    from hypergvl.space.seed import seed
+    from hypergvl.space.config import SpaceConfig
+    from hypergvl.space.service import Service
 
     service = Service(SpaceConfig(data_dir=tmp_path_factory.mktemp("space"), per_task=1, rate_limit=10_000,
                                   study_dirs=()))
@@ -28,8 +29,8 @@ def fresh(service, tmp_path, **config):
     """Another store (and config) over the same built test sets: for tests that count entries."""
     from dataclasses import replace
 
-    from space.service import Service
-    from space.store import SQLiteStore
+    from hypergvl.space.service import Service
+    from hypergvl.space.store import SQLiteStore
 
     cfg = replace(service.config, **{"data_dir": tmp_path / "space-data", **config})
     return Service(cfg, SQLiteStore(tmp_path / "store.sqlite"), service.sets)

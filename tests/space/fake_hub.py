@@ -1,4 +1,4 @@
-"""An in-memory stand-in for the few :class:`huggingface_hub.HfApi` methods :class:`space.hub_store.HubStore` uses.
+"""An in-memory stand-in for the few :class:`huggingface_hub.HfApi` methods :class:`hypergvl.space.hub_store.HubStore` uses.
 
 What it keeps faithful, because the store's correctness rests on it:
 

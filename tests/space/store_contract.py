@@ -1,4 +1,4 @@
-"""Behaviour every :class:`space.store.Store` implementation must have, as functions of a store factory.
+"""Behaviour every :class:`hypergvl.space.store.Store` implementation must have, as functions of a store factory.
 
 ``test_store.py`` runs them on :class:`SQLiteStore`; ``test_hub_store.py`` on the Hub store over a fake Hub API.
 A factory is ``make() -> Store``; calling it twice must give two handles on the same storage (two processes)."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from space.store import FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request
+from hypergvl.space.store import FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request
 
 
 def entry(model="org/m", revision="abc", testset="public-1", track="vision", upload="u1", **kw) -> Entry:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_port, fresh, seeded_run
-from space.scoring import Limits
+from hypergvl.space.scoring import Limits
 
 gradio_client = pytest.importorskip("gradio_client")
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def variant(service, tmp_path: Path, k: int) -> tuple[Path, float]:
     """The symbolic baseline's answers with the first 8k made wrong, and the accuracy an independent check gives."""
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     index = service.sets.index(service.sets.current("public").name)
     records = [json.loads(x) for x in (seeded_run(service) / "samples.jsonl").read_text().splitlines()]
@@ -42,7 +42,7 @@ def variant(service, tmp_path: Path, k: int) -> tuple[Path, float]:
 
 @pytest.fixture()
 def app(space_service, tmp_path):
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path, limits=Limits(max_bytes=1_000_000))
     demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -110,7 +110,7 @@ def test_oversized_upload_and_private_files(app, tmp_path):
 def test_fifty_concurrent_submissions_then_duplicates(space_service, tmp_path):
     from gradio_client import Client
 
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path, limits=Limits(max_bytes=1_000_000))
     demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -186,7 +186,7 @@ def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tm
     db.close()
     uploaded = {m: d for m, d in stored.items() if m.startswith("org/k")}
     assert before_kill <= set(uploaded) and len(uploaded) < 40  # every acknowledged submission survived the kill
-    from space.store import decode_cells
+    from hypergvl.space.store import decode_cells
 
     for d in uploaded.values():  # every stored submission is whole
         assert decode_cells(d["cells"])[:, 5].sum() == 420 and d["num_samples"] == 420
@@ -214,7 +214,7 @@ def test_oauth_app_requires_a_login(space_service, tmp_path, monkeypatch):
     for k in ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL"):
         monkeypatch.setattr(gradio.oauth, k, os.environ[k], raising=False)  # read by gradio at import time
 
-    from space.app import build_app
+    from hypergvl.space.app import build_app
 
     svc = fresh(space_service, tmp_path)
     app = build_app(svc, oauth=True)
@@ -227,8 +227,8 @@ def test_oauth_app_requires_a_login(space_service, tmp_path, monkeypatch):
 
 
 def test_hnn_tab_reads_the_shipped_study_results(space_service, tmp_path):
-    """The HNN tab is `models.study report` over the shipped result folders: tables and the paper's figures."""
-    from space.app import hnn_report
+    """The HNN tab is `hypergvl.models.study report` over the shipped result folders: tables and the paper's figures."""
+    from hypergvl.space.app import hnn_report
 
     svc = fresh(space_service, tmp_path, study_dirs=(ROOT / "space" / "seed_studies",))
     text, figures = hnn_report(svc)
@@ -246,7 +246,7 @@ def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
 
     import pyarrow.parquet as pq
 
-    from space.app import download_zip
+    from hypergvl.space.app import download_zip
 
     svc = fresh(space_service, tmp_path)
     hidden = zipfile.ZipFile(download_zip(svc, svc.sets.current("hidden").name))
@@ -262,8 +262,8 @@ def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
 
 def test_table4_fills_all_with_the_accuracy_over_each_representation(space_service):
     """The Representations tab's ``All`` column is the representation's accuracy over all its samples."""
-    from space.app import representation_frame
-    from space.scoring import summarise
+    from hypergvl.space.app import representation_frame
+    from hypergvl.space.scoring import summarise
 
     entry = next(e for e in space_service.entries() if e.model == "baseline:symbolic" and not e.text_only)
     frame = representation_frame(entry)

@@ -26,7 +26,7 @@ def site(space_service, tmp_path_factory):
     pytest.importorskip("playwright", reason="playwright is not installed (pip install playwright)")
     from playwright.sync_api import sync_playwright
 
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path_factory.mktemp("browser"))
     for e in space_service.entries():  # the seeded baselines
@@ -184,7 +184,7 @@ def test_paper_tab_shows_the_papers_rows_apart_from_the_leaderboard(site):
     and the leaderboard beside it holds none of the paper's models."""
     from playwright.sync_api import expect
 
-    from evaluators.paper import load
+    from hypergvl.evaluators.paper import load
 
     svc, page, _ = site
     page.get_by_role("tab", name="Reported in the paper").click()

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from space.deploy import deploy, stage
+from hypergvl.space.deploy import deploy, stage
 
 
 def front_matter(text: str) -> dict:
@@ -19,7 +19,7 @@ def front_matter(text: str) -> dict:
 def test_front_matter_pins_the_installed_gradio():
     import gradio
 
-    from space.deploy import HERE
+    from hypergvl.space.deploy import HERE
 
     meta = front_matter((HERE / "README.md").read_text())
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py" and meta["sdk_version"] == gradio.__version__
@@ -29,11 +29,16 @@ def test_front_matter_pins_the_installed_gradio():
 
 def test_staged_space_imports_and_uploads(tmp_path):
     out = stage(tmp_path / "stage", wheel=False)
-    assert {p.name for p in out.iterdir()} >= {"README.md", "app.py", "requirements.txt", "space"}
-    assert (out / "space" / "scoring.py").exists() and (out / "space" / "worker.py").exists()
-    code = "import sys; sys.path.insert(0, '.'); import space.app, space.worker, space.hub_store; print('ok')"
+    assert {p.name for p in out.iterdir()} == {"README.md", "app.py", "requirements.txt", "seed_studies"}
+    assert list((out / "seed_studies").rglob("*.json"))
+    # the staged app.py runs the installed hypergvl.space and points it at the staged studies: load it as the
+    # Space does (a script in the repository root), with main() stubbed, and read the configuration it would use
+    code = ("import runpy, sys, hypergvl.space.app as a; seen = []\n"
+            "a.main = lambda: seen.append(a.SpaceConfig.from_env().study_dirs)\n"
+            "try:\n    runpy.run_path('app.py', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(seen[0][0])")
     run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=300)
-    assert run.stdout.strip() == "ok", run.stderr[-2000:]
+    assert run.stdout.strip() == str((out / "seed_studies").resolve()), run.stderr[-2000:]
 
     calls = []
 

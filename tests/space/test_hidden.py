@@ -26,8 +26,9 @@ import numpy as np
 import pytest
 
 from conftest import free_port, fresh, seeded_run
-from space.scoring import Limits, SampleIndex, SubmissionError, parse_samples, read_upload
-from space.service import Service, SpaceConfig, Submission
+from hypergvl.space.scoring import Limits, SampleIndex, SubmissionError, parse_samples, read_upload
+from hypergvl.space.config import SpaceConfig
+from hypergvl.space.service import Service, Submission
 
 gradio_client = pytest.importorskip("gradio_client")
 from gradio_client import Client, handle_file  # noqa: E402
@@ -54,7 +55,7 @@ def jsonl(path: Path, records) -> Path:
 
 class App:
     def __init__(self, service, tmp_path, **config):
-        from space.app import launch
+        from hypergvl.space.app import launch
 
         self.svc = fresh(service, tmp_path, **{"rate_limit": 10_000, "reject_limit": 10_000, **config})
         self.demo, self.url = launch(self.svc, port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -111,8 +112,8 @@ def pair_attack(client, testset, answers: dict[str, int], rng) -> int:
     """Finding 2's attacker after its one submission (``Ans: k`` on pair k): 35 filtered /leaderboard calls; a task
     whose view at pair k scores above 0 is answered k; where the views tell nothing, a guess among 1..35.
     Returns how many hidden answers it got right."""
-    from hypergvl_dataset.builder import VISUAL_REPS
-    from space.scoring import AXES
+    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.space.scoring import AXES
 
     guess: dict[str, int] = {}
     pairs = [(t, v) for t in AXES["text_rep"] for v in VISUAL_REPS]
@@ -133,8 +134,8 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
     representation, recovered seven hidden answers. Now the hidden set's views are refused below the aggregation
     limit, and the attacker does no better than guessing (binomial bound, seeded); the same attack on the public set
     (whose answers are published) recovers every answer, so the test can tell."""
-    from hypergvl_dataset.builder import VISUAL_REPS
-    from space.scoring import AXES
+    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.space.scoring import AXES
 
     pairs = [(t, v) for t in AXES["text_rep"] for v in VISUAL_REPS]
     results = {}
@@ -168,8 +169,8 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
 
 def _binary_index(n: int, seed: int) -> tuple[SampleIndex, list[tuple[str, str]]]:
     """``n`` generated DVC problems (one task, so one column) and for each its right answer and a wrong one."""
-    from hypergvl_dataset.tasks import TASKS
-    from space.scoring import AXES
+    from hypergvl.tasks import TASKS
+    from hypergvl.space.scoring import AXES
 
     meta, pairs = {}, []
     for i in range(n):
@@ -184,7 +185,7 @@ class _OneHiddenSet:
     """The TestSets interface over one generated hidden set (no build on disk: scoring needs only the index)."""
 
     def __init__(self, index: SampleIndex, per_task: int):
-        from space.testsets import HIDDEN, TestSet
+        from hypergvl.space.testsets import HIDDEN, TestSet
 
         self._index = index
         self.set = TestSet(name="hidden-boost", kind=HIDDEN, build="", download="", build_sha256="b" * 64,
@@ -212,8 +213,8 @@ def test_the_ladder_withholds_what_a_boosting_attack_needs(tmp_path):
     Ladder's published scores (defaults: shown only when above the submitter's best by 1 point, rounded to 1 point)
     less than half of that advantage is left: every shown score still says something of its own submission, which
     is what the Ladder bounds (a handful of moves), not removes."""
-    from space.scoring import score
-    from space.store import SQLiteStore
+    from hypergvl.space.scoring import score
+    from hypergvl.space.store import SQLiteStore
 
     n, k = 300, 100
     index, answers = _binary_index(n, 7)
@@ -256,8 +257,8 @@ def test_the_hidden_seed_is_only_in_private_files(space_service, tmp_path):
     error or log holds it, and the files that do are mode 0600."""
     import logging
 
-    from space.app import download_zip, launch
-    from space.testsets import TestSets
+    from hypergvl.space.app import download_zip, launch
+    from hypergvl.space.testsets import TestSets
 
     data = tmp_path / "data"
     cfg = replace(space_service.config, data_dir=data, hidden_seed=SEED, seed_baselines=False)
@@ -393,7 +394,7 @@ def test_a_deployed_space_takes_no_anonymous_upload_unless_configured(space_serv
 def test_a_fresh_page_shows_the_entries_stored_after_start(space_service, tmp_path):
     """Finding 7: the first frame was computed once at start; a new page showed 3 rows of 25. The page's table now
     comes with its load event, from the store as it is."""
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path)
     demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -492,7 +493,7 @@ def test_the_answer_to_a_hidden_upload_follows_the_ladder(app, space_service, tm
 
 def test_the_rejection_count_survives_a_restart(space_service, tmp_path):
     """The counter lived in memory, so a restart reset it; now it is in the Space's data folder."""
-    from space.service import RateLimited
+    from hypergvl.space.service import RateLimited
 
     svc = fresh(space_service, tmp_path, reject_limit=2)
     bad = jsonl(tmp_path / "bad.jsonl", [{"id": "nope", "response": "x"}])

@@ -15,8 +15,8 @@ from huggingface_hub.utils import _http
 
 from fake_hub import STALE_PARENT_MESSAGE, FakeHub, http_error
 from store_contract import CONTRACT, entry, request
-from space.hub_store import API_METHODS, HubConflictError, HubStore, from_env, is_stale_parent, request_result_path
-from space.store import FINISHED, PENDING, RUNNING, DuplicateError
+from hypergvl.space.hub_store import API_METHODS, HubConflictError, HubStore, from_env, is_stale_parent, request_result_path
+from hypergvl.space.store import FINISHED, PENDING, RUNNING, DuplicateError
 
 REQ, RES = "org/requests", "org/results"
 LAYOUTS = {"two-repos": (REQ, RES), "one-repo": (REQ, REQ)}

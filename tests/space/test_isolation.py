@@ -11,8 +11,8 @@ import urllib.request
 import pytest
 
 from conftest import free_port, fresh, seeded_run
-from space.isolation import run_bounded
-from space.scoring import Limits, SubmissionError
+from hypergvl.space.isolation import run_bounded
+from hypergvl.space.scoring import Limits, SubmissionError
 
 
 def _sleep(seconds):
@@ -59,7 +59,7 @@ def test_the_work_runs_elsewhere_and_its_refusals_come_back_as_raised():
 
 
 def test_an_upload_over_the_grading_time_is_refused_and_nothing_is_stored(space_service, tmp_path):
-    from space.service import Submission
+    from hypergvl.space.service import Submission
 
     svc = fresh(space_service, tmp_path, limits=Limits(max_grading_s=0.5))
     sub = Submission(model="org/slow", testset=svc.sets.current("public").name)
@@ -84,7 +84,7 @@ def _worst_case_upload(service, path, chars=19_000):
 def test_pages_load_within_a_second_while_a_worst_case_upload_is_graded(space_service, tmp_path):
     from gradio_client import Client, handle_file
 
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path)
     upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
@@ -124,7 +124,7 @@ def test_pages_load_within_a_second_while_a_worst_case_upload_is_graded(space_se
 
 def test_a_worst_case_upload_is_graded_within_its_stated_budget(space_service, tmp_path):
     """The README's bound: a full public-set upload of worst-case responses is graded in under a minute."""
-    from space.service import Submission
+    from hypergvl.space.service import Submission
 
     svc = fresh(space_service, tmp_path)
     upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
@@ -134,7 +134,7 @@ def test_a_worst_case_upload_is_graded_within_its_stated_budget(space_service, t
 
 
 def test_a_hidden_upload_keeps_no_reference_field(tmp_path):
-    from space.scoring import read_upload
+    from hypergvl.space.scoring import read_upload
 
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"id": "a/b/c", "response": "Ans: 1", "reference": "x" * 1000}) + "\n")
@@ -145,7 +145,7 @@ def test_a_hidden_upload_keeps_no_reference_field(tmp_path):
 def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service, tmp_path):
     """``model_types`` repeated n times is one view, not n (measured before: +24 KB a new length, +241 MB in 37 s);
     an unknown filter value is refused; however many keys, at most MAX_VIEWS views are kept."""
-    from space import service as service_module
+    from hypergvl.space import service as service_module
 
     svc = fresh(space_service, tmp_path)
     public = svc.sets.current("public").name
@@ -164,8 +164,8 @@ def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service,
 
 
 def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(space_service, tmp_path):
-    from space.app import leaderboard_frame
-    from space.service import Submission, spreadsheet_safe
+    from hypergvl.space.app import leaderboard_frame
+    from hypergvl.space.service import Submission, spreadsheet_safe
 
     svc = fresh(space_service, tmp_path)
     public = svc.sets.current("public").name

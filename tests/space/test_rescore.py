@@ -1,5 +1,5 @@
 """Re-grading what is stored: entries an older scorer version graded are scored again from their kept raw records,
-on start and by ``python -m space.rescore``; none is lost, and the table shows which version scored each."""
+on start and by ``hypergvl space rescore``; none is lost, and the table shows which version scored each."""
 from __future__ import annotations
 
 import json
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import fresh, seeded_run
-from space.scoring import parse_samples, score, scorer_version
-from space.service import Submission
+from hypergvl.space.scoring import parse_samples, score, scorer_version
+from hypergvl.space.service import Submission
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def make_old(db: Path, entry_id: str, **changes) -> None:
 
 def stored_under_version_1(space_service, tmp_path):
     """A store with three entries of version "1": an upload, a seeded baseline and one whose raw upload is gone."""
-    from space.store import encode_cells
+    from hypergvl.space.store import encode_cells
 
     svc = fresh(space_service, tmp_path, seed_baselines=False)
     shutil.copytree(space_service.config.data_dir / "runs" / "seed", svc.config.data_dir / "runs" / "seed")
@@ -66,7 +66,7 @@ def stored_under_version_1(space_service, tmp_path):
 
 
 def test_entries_of_an_old_scorer_version_are_regraded_on_start(space_service, tmp_path):
-    from space.app import leaderboard_frame, start
+    from hypergvl.space.app import leaderboard_frame, start
 
     svc, want = stored_under_version_1(space_service, tmp_path)
     report = start(svc)
@@ -98,12 +98,12 @@ def test_python_m_space_rescore(space_service, tmp_path):
     src.close(), dst.close()
     env = dict(os.environ, HYPERGVL_SPACE_DATA=str(data), HYPERGVL_PER_TASK="1")
     env.pop("HYPERGVL_HIDDEN_SEED", None)
-    r = subprocess.run([sys.executable, "-m", "space.rescore"], cwd=ROOT, env=env, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "hypergvl.space.rescore"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 1, r.stderr  # one entry has no raw records left: said, and kept
     assert f"scorer version {scorer_version()}: 2 entries re-graded, 0 already current, 1 kept" in r.stdout
     assert "kept lost: no kept raw records" in r.stderr
-    from space.store import SQLiteStore
+    from hypergvl.space.store import SQLiteStore
 
     versions = {e.id: e.scorer_version for e in SQLiteStore(data / "leaderboard.sqlite").entries()}
     assert versions == {**{k: scorer_version() for k in want}, "lost": "1"}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import fresh, seeded_run
-from space.scoring import AXES, Limits, SubmissionError, parse_samples, read_upload, score, summarise
-from space.service import Submission
+from hypergvl.space.scoring import AXES, Limits, SubmissionError, parse_samples, read_upload, score, summarise
+from hypergvl.space.service import Submission
 
 
 def lines(service, name="baseline-symbolic-vision", kind="public") -> list[dict]:
@@ -110,7 +110,7 @@ def test_reads_a_zipped_evaluate_folder(space_service, tmp_path):
 # ------------------------------------------------------------------------------------------------ scoring
 def _independent_accuracy(service, records):
     """Verify each response with the task's own verifier against the build's reference (no metric, no cells)."""
-    from hypergvl_dataset.tasks import score_response
+    from hypergvl.tasks import score_response
 
     index = service.sets.index(service.sets.current("public").name)
     per_task: dict[str, list[bool]] = {}
@@ -135,7 +135,7 @@ def test_scores_equal_independent_verification_and_ignore_claims(space_service):
 
 def test_cells_reproduce_every_metric_grouping(space_service):
     """Every grouping derived from the stored cells equals the metric's own, computed from the samples directly."""
-    from space.scoring import groupings, metric
+    from hypergvl.space.scoring import groupings, metric
 
     raw = (seeded_run(space_service, "baseline-random-vision") / "samples.jsonl").read_bytes()
     index = space_service.sets.index(space_service.sets.current("public").name)
@@ -235,7 +235,7 @@ def test_hidden_set_round_trip(space_service, tmp_path):
     server's own run of the same model; the same zip is refused for the public set."""
     import pyarrow.parquet as pq
 
-    from evaluators.harness import evaluate_model
+    from hypergvl.evaluators.harness import evaluate_model
 
     hidden = space_service.sets.current("hidden")
     q = Path(hidden.download)
@@ -257,7 +257,7 @@ def test_hidden_set_round_trip(space_service, tmp_path):
 
 
 def test_rotation_retires_the_hidden_set(space_service, tmp_path):
-    from space.testsets import TestSets
+    from hypergvl.space.testsets import TestSets
 
     sets = TestSets(tmp_path / "data", per_task=1)
     sets.ensure()
@@ -274,7 +274,7 @@ def test_rotation_retires_the_hidden_set(space_service, tmp_path):
 def test_rotate_command(space_service, tmp_path, monkeypatch, capsys):
     import shutil
 
-    from space.testsets import TestSets, main
+    from hypergvl.space.testsets import TestSets, main
 
     data = tmp_path / "data"
     shutil.copytree(space_service.sets.dir, data, ignore=shutil.ignore_patterns("leaderboard.sqlite*", "runs"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from store_contract import CONTRACT, entry
-from space.store import SQLiteStore
+from hypergvl.space.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def test_claims_race_between_processes(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time, os
         sys.path.insert(0, {str(ROOT)!r})
-        from space.store import SQLiteStore
+        from hypergvl.space.store import SQLiteStore
         s = SQLiteStore({str(db)!r})
         while not os.path.exists({str(go)!r}):
             time.sleep(0.005)
@@ -52,7 +52,7 @@ def test_sigkill_during_writes_leaves_whole_entries(tmp_path):
         import sys
         sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / 'tests' / 'space')!r})
         from store_contract import entry
-        from space.store import SQLiteStore
+        from hypergvl.space.store import SQLiteStore
         s = SQLiteStore({str(db)!r})
         i = 0
         while True:

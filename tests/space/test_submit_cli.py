@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_port, fresh, seeded_run
-from hypergvl_dataset import cli
+from hypergvl import cli
 from test_app import variant
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _launch(space_service, tmp_path_factory, **config):
-    from space.app import launch
+    from hypergvl.space.app import launch
 
     svc = fresh(space_service, tmp_path_factory.mktemp("submit"), **config)
     demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
@@ -167,7 +167,7 @@ def test_a_request_is_queued_and_shown(space, capsys):
 def test_an_unreachable_space_is_said_plainly(space, tmp_path):
     svc, _ = space
     port = free_port()  # closed again once free_port returns
-    proc = subprocess.run([sys.executable, "-m", "hypergvl_dataset.cli", "submit", str(seeded_run(svc)), "--space",
+    proc = subprocess.run([sys.executable, "-m", "hypergvl.cli", "submit", str(seeded_run(svc)), "--space",
                            f"http://127.0.0.1:{port}/", "--model", "org/x", *meta()], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert (proc.returncode, proc.stdout) == (2, "")
@@ -239,7 +239,7 @@ def test_results_json_is_what_the_space_reads(space, tmp_path):
     """The zip holds exactly the two files, the same bytes for the same run (a resubmission is a duplicate)."""
     import zipfile
 
-    from evaluators.submit import _zip_run
+    from hypergvl.evaluators.submit import _zip_run
 
     svc, _ = space
     run = seeded_run(svc)

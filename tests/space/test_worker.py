@@ -13,10 +13,10 @@ import pytest
 
 from chat_server import serve
 from conftest import fresh
-from space.scoring import SubmissionError
-from space.service import Service, Submission
-from space.store import FAILED, FINISHED, PENDING, SQLiteStore
-from space.worker import Worker
+from hypergvl.space.scoring import SubmissionError
+from hypergvl.space.service import Service, Submission
+from hypergvl.space.store import FAILED, FINISHED, PENDING, SQLiteStore
+from hypergvl.space.worker import Worker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,7 @@ def test_killed_worker_loses_no_answer_and_the_request_completes(space_service, 
     with serve(delay=lambda prompt: 0.03) as chat:
         env = dict(os.environ, HYPERGVL_SPACE_DATA=str(data), HYPERGVL_PER_TASK="1",
                    PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        proc = subprocess.Popen([sys.executable, "-m", "space.worker", "--once", "--ttl-s", "2", "--worker-id", "doomed",
+        proc = subprocess.Popen([sys.executable, "-m", "hypergvl.space.worker", "--once", "--ttl-s", "2", "--worker-id", "doomed",
                                  "--base-url", chat.base_url], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 120
         while time.time() < deadline and (not log.exists() or log.read_text().count("\n") < 40):
@@ -107,8 +107,8 @@ def test_app_and_worker_do_not_know_which_store(space_service, tmp_path):
     """The same upload, request and worker run over the Hub store (a fake Hub API) as over SQLite."""
     from fake_hub import FakeHub
 
-    from space.app import leaderboard_frame
-    from space.hub_store import HubStore
+    from hypergvl.space.app import leaderboard_frame
+    from hypergvl.space.hub_store import HubStore
 
     hub = FakeHub()
     hub.create_repo("org/requests", repo_type="dataset")

@@ -1,0 +1,78 @@
+"""The Space's configuration: :class:`SpaceConfig`, read from environment variables by :meth:`SpaceConfig.from_env`.
+
+Its own module, below the service, the test sets and the worker that all read it."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .scoring import Limits
+
+
+@dataclass(frozen=True)
+class SpaceConfig:
+    """Everything the Space is configured with (environment variables in :meth:`from_env`)."""
+
+    data_dir: Path = Path(__file__).resolve().parent / ".data"
+    public_seed: int = 0
+    per_task: int = 4
+    hidden_seed: int | None = field(default=None, repr=False)  # a secret: never in a repr, a log or an error
+    limits: Limits = Limits()
+    rate_limit: int = 5                 # submissions and requests per submitter per window
+    rate_window_s: float = 24 * 3600.0
+    reject_limit: int = 20              # rejected uploads and requests per submitter per window (a limit of their own)
+    hidden_min_problems: int = 10       # a published hidden-set number aggregates at least this many problems
+    hidden_round: float = 1.0           # hidden-set numbers are published rounded to this many points
+    hidden_margin: float = 1.0          # Ladder: a submitter's new hidden score shows only above its best + this
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client (uvicorn's rule)
+    anonymous_uploads: bool = True      # without a Hub login, the peer address is the submitter
+    request_prefixes: tuple[str, ...] = ("hf", "openai", "baseline")
+    claim_ttl_s: float = 600.0
+    study_dirs: tuple[Path, ...] = ()
+    seed_baselines: bool = True
+
+    @classmethod
+    def from_env(cls, env=os.environ) -> "SpaceConfig":
+        here = Path(__file__).resolve().parent
+        studies = env.get("HYPERGVL_SPACE_STUDIES")
+        deployed = bool(env.get("SPACE_ID"))
+        # a Space with persistent storage mounts it at /data; elsewhere the data stays beside the app
+        default_data = Path("/data/hypergvl") if deployed and Path("/data").is_dir() else here / ".data"
+        proxies = env.get("HYPERGVL_TRUSTED_PROXIES", "")
+        anonymous = env.get("HYPERGVL_ANONYMOUS_UPLOADS", "")
+        if anonymous not in ("", "0", "1"):
+            raise ValueError("HYPERGVL_ANONYMOUS_UPLOADS must be 0 or 1")
+        cfg = cls(
+            data_dir=Path(env.get("HYPERGVL_SPACE_DATA", default_data)),
+            public_seed=int(env.get("HYPERGVL_PUBLIC_SEED", 0)), per_task=int(env.get("HYPERGVL_PER_TASK", 4)),
+            hidden_seed=_secret_seed(env.get("HYPERGVL_HIDDEN_SEED")),
+            rate_limit=int(env.get("HYPERGVL_RATE_LIMIT", 5)),
+            rate_window_s=float(env.get("HYPERGVL_RATE_WINDOW_S", 24 * 3600)),
+            reject_limit=int(env.get("HYPERGVL_REJECT_LIMIT", 20)),
+            hidden_min_problems=int(env.get("HYPERGVL_HIDDEN_MIN_PROBLEMS", 10)),
+            hidden_round=float(env.get("HYPERGVL_HIDDEN_ROUND", 1.0)),
+            hidden_margin=float(env.get("HYPERGVL_HIDDEN_MARGIN", 1.0)),
+            trusted_proxies=tuple(p.strip() for p in proxies.split(",") if p.strip()),
+            anonymous_uploads=anonymous == "1" if anonymous else not deployed,
+            request_prefixes=("hf", "openai") if deployed else ("hf", "openai", "baseline"),
+            study_dirs=tuple(Path(p) for p in studies.split(os.pathsep)) if studies else (here / "seed_studies",),
+        )
+        if cfg.hidden_min_problems < 1 or cfg.hidden_round < 0 or cfg.hidden_margin < 0:
+            raise ValueError("HYPERGVL_HIDDEN_MIN_PROBLEMS must be at least 1, HYPERGVL_HIDDEN_ROUND and "
+                             "HYPERGVL_HIDDEN_MARGIN at least 0")
+        return cfg
+
+
+def _secret_seed(text: str | None) -> int | None:
+    """``$HYPERGVL_HIDDEN_SEED`` as an integer; the error never repeats the value (it is a secret)."""
+    if not text:
+        return None
+    try:
+        seed = int(text.strip())
+    except ValueError:
+        raise ValueError("HYPERGVL_HIDDEN_SEED is not a decimal integer (its value is not shown: it is a secret)") \
+            from None
+    if seed < 0:
+        raise ValueError("HYPERGVL_HIDDEN_SEED must not be negative (its value is not shown: it is a secret)")
+    return seed

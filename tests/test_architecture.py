@@ -1,0 +1,142 @@
+"""The import rule of the house (ARCHITECTURE.md), read from the code's own import statements.
+
+Layers, bottom to top: ``hypergvl`` (the core, ``hypergvl_dataset/``), ``hypergvl.models``, ``hypergvl.evaluators``,
+``hypergvl.router``, ``hypergvl.space``; ``benchmarks/`` sits on top of them all. A module imports only from its own
+layer or below, whether at the top of the module or inside a function, and no modules import each other in a circle.
+A lower layer reaches a higher one only through a hook it owns and the higher one registers into (the ``hypergvl``
+command's and the routing policies' entry-point groups), never by naming it."""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"hypergvl_dataset": "hypergvl", "models": "hypergvl.models", "evaluators": "hypergvl.evaluators",
+           "router": "hypergvl.router", "space": "hypergvl.space"}
+LAYERS = ("hypergvl", "hypergvl.models", "hypergvl.evaluators", "hypergvl.router", "hypergvl.space", "benchmarks")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    names = FOLDERS.get(parts[0], parts[0]).split(".") + parts[1:]
+    return ".".join(names[:-1] if names[-1] == "__init__" else names)
+
+
+def sources() -> dict[str, Path]:
+    """Every module of the five packages and of benchmarks/ (shipped results and caches left out)."""
+    found = {}
+    for folder in (*FOLDERS, "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if not {"__pycache__", "results", ".dhgbench"} & set(path.relative_to(ROOT).parts):
+                found[module_name(path)] = path
+    return found
+
+
+MODULES = sources()
+
+
+def layer(module: str) -> int:
+    return max((i for i, name in enumerate(LAYERS) if module == name or module.startswith(name + ".")), default=-1)
+
+
+def owner(name: str) -> str | None:
+    """The module of ours that ``name`` (a module or a name in one) is, or None for a third-party one."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> list[tuple[str, int]]:
+    """(module of ours imported, line) for every import statement of ``module``, inside functions too."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([node.module] if node.module else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        found += [(target, node.lineno) for target in map(owner, names) if target and target != module]
+    return found
+
+
+GRAPH = {module: imports(module) for module in MODULES}
+
+
+def test_the_reader_sees_the_layers():
+    """The rule below is only as good as this reading: known imports of each kind are seen."""
+    assert any(t == "hypergvl.cli" for t, _ in GRAPH["hypergvl.evaluators.harness"])  # absolute
+    assert any(t == "hypergvl.evaluators.adapters" for t, _ in GRAPH["hypergvl.evaluators.harness"])  # relative
+    assert any(t == "hypergvl.evaluators.harness" for t, _ in GRAPH["hypergvl.router.study"])  # inside a function
+    assert layer("hypergvl.tasks") == 0 and layer("hypergvl.models.nn.hgnn") == 1 and layer("hypergvl.space") == 4
+    assert len(MODULES) > 120
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = [f"{m}:{line} imports {t}" for m, targets in GRAPH.items() for t, line in targets if layer(t) > layer(m)]
+    assert not upward, "\n".join(upward)
+
+
+def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's components of more than one module, iteratively."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = counter[0]; counter[0] += 1; stack.append(root); on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = counter[0]; counter[0] += 1; stack.append(w); on_stack.add(w)
+                    work.append((w, iter(graph[w])))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop(); on_stack.discard(w); component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_strongly_connected_finds_a_circle_and_only_circles():
+    assert strongly_connected({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+    assert strongly_connected({"a": ["b"], "b": [], "c": ["b"]}) == []
+
+
+def test_no_import_circles():
+    graph = defaultdict(list, {m: [t for t, _ in targets] for m, targets in GRAPH.items()})
+    circles = strongly_connected(graph)
+    lines = [" <-> ".join(c) + ": " + "; ".join(f"{m}:{n} -> {t}" for m in c for t, n in GRAPH[m] if t in c)
+             for c in circles]
+    assert not circles, "\n".join(lines)
+
+
+def test_the_worker_imports_no_ui():
+    """The Space's worker (and what it imports of the Space) runs without Gradio."""
+    seen, todo = set(), ["hypergvl.space.worker"]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += [t for t, _ in GRAPH[m] if t.startswith("hypergvl.space")]
+        assert "import gradio" not in MODULES[m].read_text() or m == "hypergvl.space.app", m
+    assert "hypergvl.space.app" not in seen

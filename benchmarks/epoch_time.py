@@ -438,7 +438,7 @@ def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None
     """Make our DPHGNN use the reference's HyperGCN graph (``data.A_hyp``, ``data.L_hyp``: the pair of each hyperedge
     its own unseeded projection picked) for ``(x, hyperedge_index)`` instead of the graph of our seeded projection
     (:func:`hypergvl.models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
-    from hypergvl.models.nn._common import SparseOperator
+    from hypergvl.models.nn.sparse import SparseOperator
 
     inc = model.incidence(x, hyperedge_index, num_hyperedges)
     graph = (SparseOperator.from_sparse(data.A_hyp.float()), SparseOperator.from_sparse(data.L_hyp.float()))

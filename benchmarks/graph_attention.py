@@ -5,7 +5,7 @@
 DHG-Bench section 3.1 batches graphs block-diagonally (batch size 256); its DPHGNN and HyperGT apply their
 global attention to the whole batch (``../shared/reference/dhgbench-models.md``, DPHGNN bug (f), HyperGT
 "attention mixes graphs within a batch"). Within each graph, DPHGNN's softmax attention costs sum_g n_g^2
-instead of N^2 (:class:`hypergvl.models.nn._common.GraphGroups`); HyperGT's kernelised attention is linear in either
+instead of N^2 (:class:`hypergvl.models.nn.sparse.GraphGroups`); HyperGT's kernelised attention is linear in either
 case, so its figure is the price of the per-graph computation. Printed: median seconds of a training step
 (zero_grad, forward, loss, backward, Adam step) over ``--batches`` batches after one warm-up step, per model and
 scope, and the ratio batch / graph.

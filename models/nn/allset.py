@@ -1,13 +1,13 @@
 """AllSet: every layer is two multiset functions, node-to-hyperedge then hyperedge-to-node.
 
 Speed (same function as the per-incidence formulas, up to float rounding): the node-wise maps run on the
-sources before pooling, pooling is a cached CSR product (:func:`~hypergvl.models.nn._common.aggregation`), attention
-pools through :func:`~hypergvl.models.nn._common.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
+sources before pooling, pooling is a cached CSR product (:func:`~hypergvl.models.nn.sparse.aggregation`), attention
+pools through :func:`~hypergvl.models.nn.sparse.weighted_aggregation` (no ``nnz x C`` message tensor), PMA's key map is
 folded into one score vector per head, and an input LayerNorm on sparse features is folded into the first
 linear map so the features stay sparse. With one head, attention pools by ``embedding_bag`` sums
 (:class:`_BagAttention`, no zero-filled CSR output copied); the dense maps
-(:func:`~hypergvl.models.nn._common.live_mlp`) skip, in the backward, the rows whose gradient is zero (the nodes outside
-the loss, and what only they feed).
+(:func:`~hypergvl.models.nn.live_rows.live_mlp`) skip, in the backward, the rows whose gradient is zero (the nodes
+outside the loss, and what only they feed).
 """
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, _Pattern, _direction,
-                      aggregation, check_bool, check_choice, check_common, check_int, check_probability, dense,
-                      dropout as drop, glorot_, live_mlp, live_rows_linear, mlp_tail, relu_dropout,
-                      weighted_aggregation)
+from .base import HypergraphModel, Linear, dense, glorot_
+from .checks import check_bool, check_choice, check_common, check_int, check_probability
+from .dropout import dropout as drop, relu_dropout
+from .live_rows import live_mlp, live_rows_linear, mlp_tail
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
+from .sparse import BagOperator, Incidence, Pattern, SparseOperator, aggregation, direction, weighted_aggregation
 
 
 class PMA(nn.Module):
@@ -81,7 +82,8 @@ class PMA(nn.Module):
 
     def _one_head(self, x: Tensor | SparseOperator, inc: Incidence, to: str, alpha: Tensor, target: Tensor,
                   num_targets: int) -> Tensor:
-        """:meth:`forward` with one head: ``embedding_bag`` pooling and :func:`~hypergvl.models.nn._common.live_mlp` maps."""
+        """:meth:`forward` with one head: ``embedding_bag`` pooling and
+        :func:`~hypergvl.models.nn.live_rows.live_mlp` maps."""
         lin = self.lin_v
         if isinstance(x, SparseOperator) or num_targets >= x.size(0):
             value = lin(x) if isinstance(x, SparseOperator) else live_rows_linear(x, lin.weight, lin.bias)
@@ -95,12 +97,12 @@ class PMA(nn.Module):
 
 
 class _BagAttention(torch.autograd.Function):
-    """:func:`~hypergvl.models.nn._common.weighted_aggregation` for one head, ``[nnz]`` weights and ``x [S, C]``: the
+    """:func:`~hypergvl.models.nn.sparse.weighted_aggregation` for one head, ``[nnz]`` weights and ``x [S, C]``: the
     products are ``embedding_bag`` sums over the cached pattern (forward) and its transpose (backward), the
     weights' gradient one ``torch.sparse.sampled_addmm``."""
 
     @staticmethod
-    def forward(ctx, weight: Tensor, x: Tensor, pattern: _Pattern) -> Tensor:  # type: ignore[override]
+    def forward(ctx, weight: Tensor, x: Tensor, pattern: Pattern) -> Tensor:  # type: ignore[override]
         values = weight.new_zeros(pattern.num_entries).index_add_(0, pattern.inv, weight)
         x = x.contiguous()
         ctx.save_for_backward(values, x)
@@ -123,10 +125,10 @@ class _BagAttention(torch.autograd.Function):
 
 def bag_attention(inc: Incidence, to: str, weight: Tensor, x: Tensor) -> Tensor:
     """``weighted_aggregation(inc, to, weight, x)`` for ``[nnz]`` weights and ``x [S, C]`` (:class:`_BagAttention`;
-    the pattern is the one :func:`~hypergvl.models.nn._common.weighted_aggregation` caches)."""
-    def build() -> _Pattern:
-        dst, src, n_dst, n_src, _ = _direction(inc, to)
-        return _Pattern(dst, src, (n_dst, n_src))
+    the pattern is the one :func:`~hypergvl.models.nn.sparse.weighted_aggregation` caches)."""
+    def build() -> Pattern:
+        dst, src, n_dst, n_src, _ = direction(inc, to)
+        return Pattern(dst, src, (n_dst, n_src))
     return _BagAttention.apply(weight, x, inc.memo(("pattern", to), build))
 
 

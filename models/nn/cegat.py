@@ -7,10 +7,12 @@ from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, check_bool, check_common,
-                      check_float, check_int, check_probability, dropout as drop, glorot_)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_bool, check_common, check_float, check_int, check_probability
+from .dropout import dropout as drop
 from .mlp import make_norm
 from .registry import register_model
+from .sparse import Incidence, SparseOperator
 
 
 #: Message elements (edges x heads x channels) above which a GAT layer attends in blocks of target nodes.

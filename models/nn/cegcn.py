@@ -5,10 +5,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_common,
-                      dropout as drop, glorot_)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_bool, check_common
+from .dropout import dropout as drop
 from .mlp import make_norm
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, inv
 
 
 def gcn_operator(inc: Incidence) -> SparseOperator:
@@ -20,7 +22,7 @@ def gcn_operator(inc: Incidence) -> SparseOperator:
         loops = torch.arange(inc.num_nodes, device=row.device)
         row, col = torch.cat([row, loops]), torch.cat([col, loops])
         weight = torch.cat([weight, torch.ones(inc.num_nodes, dtype=weight.dtype, device=weight.device)])
-        deg_inv_sqrt = _inv(torch.zeros(inc.num_nodes, dtype=weight.dtype, device=weight.device)
+        deg_inv_sqrt = inv(torch.zeros(inc.num_nodes, dtype=weight.dtype, device=weight.device)
                             .index_add_(0, col, weight), 0.5)
         return SparseOperator(col, row, deg_inv_sqrt[row] * weight * deg_inv_sqrt[col],
                               (inc.num_nodes, inc.num_nodes))

@@ -11,9 +11,11 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (ATTENTION_SCOPES, GraphGroups, HypergraphModel, Incidence, Linear, SparseOperator, _coo, _csr,
-                      _inv, check_bool, check_choice, check_common, check_int, check_probability, dropout as drop)
+from .base import HypergraphModel, Linear
+from .checks import check_bool, check_choice, check_common, check_int, check_probability
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import ATTENTION_SCOPES, GraphGroups, Incidence, SparseOperator, coo_tensor, csr_tensor, inv
 
 STARS = ("undirected", "directed")
 _BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient
@@ -74,7 +76,7 @@ def _rows(a: SparseOperator) -> Tensor:
 
 def _rownorm_plus_eye(a: SparseOperator) -> _Scaled | SparseOperator:
     r""":math:`\mathbf{D}^{-1}\mathbf{A} + \mathbf{I}` (a zero row stays zero before the identity)."""
-    return _operator(a, _inv(_row_sums(a)), None, torch.ones(a.shape[0], dtype=a.values.dtype,
+    return _operator(a, inv(_row_sums(a)), None, torch.ones(a.shape[0], dtype=a.values.dtype,
                                                                device=a.values.device))
 
 
@@ -97,17 +99,17 @@ class _Structure:
         # HGNN: A_beta = H D_e^-1 H^T + I, L_hgnn = D^-1/2 A_beta D^-1/2, L_sym = I - L_hgnn, L_rw = I - D^-1 A_beta
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-            hl = _coo(torch.stack([v, e]), _inv(inc.deg_e)[e], (n, m)).coalesce()
-            hr = _coo(torch.stack([e, v]), torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)).coalesce()
+            hl = coo_tensor(torch.stack([v, e]), inv(inc.deg_e)[e], (n, m)).coalesce()
+            hr = coo_tensor(torch.stack([e, v]), torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)).coalesce()
             prod = torch.sparse.mm(hl, hr).coalesce()
         a_beta = SparseOperator(torch.cat([prod.indices()[0], ids]), torch.cat([prod.indices()[1], ids]),
                                 torch.cat([prod.values(), one]), (n, n))
         del prod
         deg = _row_sums(a_beta)
-        half, inv = _inv(deg, 0.5), _inv(deg)
+        half, full = inv(deg, 0.5), inv(deg)
         self.l_hgnn = _operator(a_beta, half, half)
         self.l_sym = _operator(a_beta, -half, half, one)
-        self.l_rw = _operator(a_beta, -inv, None, one)
+        self.l_rw = _operator(a_beta, -full, None, one)
         # clique: the 0/1 pattern of H H^T, diagonal included (the reference rebuilds it with unit values), i.e.
         # A_beta's pattern with value 1 except on the diagonal of nodes in no hyperedge
         rows, cols = _rows(a_beta), a_beta.matrix.col_indices()
@@ -130,10 +132,10 @@ class _Structure:
         # final HypergraphConv: d_v^-1/2 sum_e (mean_{u in e} d_u)^-1/2 mean_{u in e} x_u; "dhgbench": the mean
         # of the reference's scatter_reduce into zeros, whose default include_self=True counts the zero as a member
         mean_deg = scatter(inc.deg_v[v], e, dim=0, dim_size=m, reduce="sum")
-        mean_deg = mean_deg * _inv(inc.deg_e + (1 if hgconv_degree == "dhgbench" else 0))
+        mean_deg = mean_deg * inv(inc.deg_e + (1 if hgconv_degree == "dhgbench" else 0))
         scale = mean_deg.pow(-0.5)
         scale = torch.where(torch.isinf(scale), torch.ones_like(scale), scale)
-        self.hgconv = _Chain(SparseOperator(v, e, _inv(inc.deg_v, 0.5)[v] * (scale * _inv(inc.deg_e))[e], (n, m)),
+        self.hgconv = _Chain(SparseOperator(v, e, inv(inc.deg_v, 0.5)[v] * (scale * inv(inc.deg_e))[e], (n, m)),
                              SparseOperator(e, v, torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)))
 
 
@@ -190,13 +192,13 @@ def hypergcn_graph(inc: Incidence, x: Tensor | SparseOperator, mediators: bool, 
             cols.append(b)
             vals.append(w[me])
     else:
-        w = _inv(size)
+        w = inv(size)
         rows, cols, vals = [s[edge_ids], i[edge_ids]], [i[edge_ids], s[edge_ids]], [w[edge_ids]] * 2
     ids = torch.arange(n, device=v.device)
     row, col = torch.cat(rows + [ids]), torch.cat(cols + [ids])
     val = torch.cat(vals + [torch.ones(n, dtype=dt, device=v.device)]).to(dt)
     a = SparseOperator(row, col, val, (n, n))
-    half = _inv(_row_sums(a), 0.5)
+    half = inv(_row_sums(a), 0.5)
     return _operator(a, half, half), _laplacian(a)
 
 
@@ -325,15 +327,15 @@ class _IncidencePattern:
         self.edge_crow[1:] = torch.bincount(e, minlength=m).cumsum(0)
         self.node_crow = torch.zeros(n + 1, dtype=torch.long, device=v.device)
         self.node_crow[1:] = torch.bincount(v, minlength=n).cumsum(0)
-        self.mean_over_edges = SparseOperator(v, e, _inv(inc.deg_v)[v], (n, m))
+        self.mean_over_edges = SparseOperator(v, e, inv(inc.deg_v)[v], (n, m))
 
     def matrix(self, alpha: Tensor, transposed: bool = False) -> Tensor:
         r""":math:`\mathbf{A}_{ev} = \alpha_{ve}` (``M x N``) as CSR, or its transpose."""
         if transposed:
             order = self.by_node
-            return _csr(self.node_crow, self.edge[order], alpha[order], (self.shape[1], self.shape[0]))
+            return csr_tensor(self.node_crow, self.edge[order], alpha[order], (self.shape[1], self.shape[0]))
         order = self.by_edge
-        return _csr(self.edge_crow, self.node[order], alpha[order], self.shape)
+        return csr_tensor(self.edge_crow, self.node[order], alpha[order], self.shape)
 
 
 class _WeightedSum(torch.autograd.Function):

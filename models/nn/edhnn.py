@@ -15,10 +15,13 @@ from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 from torch_geometric.utils import scatter
 
-from ._common import (HypergraphModel, Incidence, Linear, _inv, aggregation, check_choice, check_common, check_float,
-                      check_int, dropout as drop, mlp_tail, weighted_aggregation)
+from .base import HypergraphModel, Linear
+from .checks import check_choice, check_common, check_float, check_int
+from .dropout import dropout as drop
+from .live_rows import mlp_tail
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
+from .sparse import Incidence, aggregation, inv, weighted_aggregation
 
 #: Above this many floats in one ``nnz x C`` message tensor, a deeper :math:`\hat\rho` runs in chunks of
 #: incidences (a multiple of 4 each, so a one-hidden-layer :math:`\hat\rho` draws the same dropout masks as in
@@ -102,7 +105,7 @@ class EquivSetConv(nn.Module):
                 a, b = x @ w1.t(), phi @ w2.t()
             b = aggregation(inc, "edge", self.aggregate) @ b
         v, e, n = inc.node, inc.edge, inc.num_nodes
-        pool = _inv(inc.deg_v)[v] if self.aggregate == "mean" else torch.ones_like(inc.deg_v)[v]
+        pool = inv(inc.deg_v)[v] if self.aggregate == "mean" else torch.ones_like(inc.deg_v)[v]
         if layer_norm:
             mx, qx = _row_stats(x)
             me, qe = _row_stats(m)

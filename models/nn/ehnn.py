@@ -7,10 +7,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (BagOperator, HypergraphModel, Incidence, Linear, SparseOperator, check_choice, check_common,
-                      check_int, check_probability, dropout as drop, live_mlp, live_rows_linear, relu_dropout)
+from .base import HypergraphModel, Linear
+from .checks import check_choice, check_common, check_int, check_probability
+from .dropout import dropout as drop, relu_dropout
+from .live_rows import live_mlp, live_rows_linear
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
+from .sparse import BagOperator, Incidence, SparseOperator
 
 
 def order_encoding(order: Tensor, dim: int, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -49,7 +52,7 @@ class HyperMLP(nn.Module):
     def forward(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,
                 live: bool = False) -> Tensor:
         """``live``: the linear maps skip, in the backward, the rows whose gradient is zero
-        (:func:`~hypergvl.models.nn._common.live_rows_linear`; for the maps after the last aggregation)."""
+        (:func:`~hypergvl.models.nn.live_rows.live_rows_linear`; for the maps after the last aggregation)."""
         return self.tail(self.head(x, extra, index, live), live)
 
     def head(self, x: Tensor, extra: Tensor | None = None, index: Tensor | None = None,

@@ -6,10 +6,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import scatter, softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dropout as drop, glorot_)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_bool, check_choice, check_common, check_float, check_int
+from .dropout import dropout as drop
 from .hgnn import HGNNConv, hypergraph_propagation
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, inv
 
 
 class HCHAAttentionConv(nn.Module):
@@ -47,13 +49,13 @@ class HCHAAttentionConv(nn.Module):
     def forward(self, x: Tensor | SparseOperator, inc: Incidence) -> Tensor:
         v, e, n, m = inc.node, inc.edge, inc.num_nodes, inc.num_edges
         z = self.lin(x).view(n, self.heads, self.out_channels)
-        inv_de = _inv(inc.deg_e).view(-1, 1, 1)
+        inv_de = inv(inc.deg_e).view(-1, 1, 1)
         u = scatter(z[v], e, dim=0, dim_size=m, reduce="sum") * inv_de
         alpha = (torch.cat([z[v], u[e]], dim=-1) * self.att).sum(-1)
         alpha = F.leaky_relu(alpha, self.negative_slope)
         alpha = softmax(alpha, e, num_nodes=m) if self.attention_mode == "node" else softmax(alpha, v, num_nodes=n)
         alpha = drop(alpha, self.attention_dropout, self.training).unsqueeze(-1)
-        dv = _inv(inc.deg_v, 0.5 if self.symmetric else 1.0).view(-1, 1, 1)
+        dv = inv(inc.deg_v, 0.5 if self.symmetric else 1.0).view(-1, 1, 1)
         if self.symmetric:
             z = z * dv
         edge = scatter(alpha * z[v], e, dim=0, dim_size=m, reduce="sum") * inv_de

@@ -5,9 +5,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, Propagation, SparseOperator, _inv, check_bool,
-                      check_common, dropout as drop, glorot_)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_bool, check_common
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Incidence, Propagation, SparseOperator, inv
 
 
 def hypergraph_propagation(inc: Incidence, symmetric: bool) -> Propagation:
@@ -16,9 +18,9 @@ def hypergraph_propagation(inc: Incidence, symmetric: bool) -> Propagation:
     \mathbf{D}_v^{-1/2}` (``symmetric=True``); zero-degree entries give 0."""
     def build() -> Propagation:
         if symmetric:
-            half = _inv(inc.deg_v, 0.5)
-            return inc.propagation(half, _inv(inc.deg_e), half)
-        return inc.propagation(_inv(inc.deg_v), _inv(inc.deg_e), torch.ones_like(inc.deg_v))
+            half = inv(inc.deg_v, 0.5)
+            return inc.propagation(half, inv(inc.deg_e), half)
+        return inc.propagation(inv(inc.deg_v), inv(inc.deg_e), torch.ones_like(inc.deg_v))
     return inc.memo(("hgnn", symmetric), build)
 
 

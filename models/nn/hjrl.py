@@ -9,9 +9,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _coo, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dense, glorot_, _keep_mask)
+from .base import HypergraphModel, Linear, dense, glorot_
+from .checks import check_bool, check_choice, check_common, check_float, check_int
+from .dropout import keep_mask
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, coo_tensor, inv
 
 RECONSTRUCTIONS = ("paper", "dhgbench")
 _CHUNK_ELEMENTS = 1 << 20  # node-hyperedge pairs scored at a time by the reconstruction loss
@@ -30,11 +32,11 @@ class CrossExpansion:
     def __init__(self, inc: Incidence, hyperedge_index: Tensor) -> None:
         v, e = inc.node, inc.edge
         dv, de = inc.deg_v, inc.deg_e
-        self.vv = inc.propagation(_inv(dv, 0.5), _inv(de), _inv(dv, 0.5))
-        self.ve = SparseOperator(v, e, _inv(dv, 0.5)[v] * _inv(de)[e], (inc.num_nodes, inc.num_edges))
-        self.ev = SparseOperator(e, v, _inv(de, 0.5)[e] * _inv(dv)[v], (inc.num_edges, inc.num_nodes))
+        self.vv = inc.propagation(inv(dv, 0.5), inv(de), inv(dv, 0.5))
+        self.ve = SparseOperator(v, e, inv(dv, 0.5)[v] * inv(de)[e], (inc.num_nodes, inc.num_edges))
+        self.ev = SparseOperator(e, v, inv(de, 0.5)[e] * inv(dv)[v], (inc.num_edges, inc.num_nodes))
         dual = Incidence(hyperedge_index.flip(0), inc.num_edges, inc.num_nodes, inc.dtype)
-        self.ee = dual.propagation(_inv(de, 0.5), _inv(dv), _inv(de, 0.5))
+        self.ee = dual.propagation(inv(de, 0.5), inv(dv), inv(de, 0.5))
 
 
 class _AllPairsSoftplus(torch.autograd.Function):
@@ -153,7 +155,7 @@ class _FullRows(SparseOperator):
 
 
 class _BiasReluDropout(torch.autograd.Function):
-    """``dropout(relu(t + b), p)`` (the mask of :func:`~hypergvl.models.nn._common.dropout`, same random stream) keeping
+    """``dropout(relu(t + b), p)`` (the mask of :func:`~hypergvl.models.nn.dropout.dropout`, same random stream) keeping
     one bool per entry for the backward pass instead of the ReLU output and a float mask (8 bytes per entry: at
     Yelp scale each hyperedge-side term is 730,060 x 256)."""
 
@@ -163,7 +165,7 @@ class _BiasReluDropout(torch.autograd.Function):
         keep = out > 0
         scale = 1.0
         if p > 0.0:
-            keep &= _keep_mask(out.numel(), p, out.device).view_as(out)
+            keep &= keep_mask(out.numel(), p, out.device).view_as(out)
             scale = 1.0 / (1.0 - p)
         ctx.scale = scale
         ctx.save_for_backward(keep)
@@ -276,9 +278,9 @@ class HJRL(HypergraphModel):
         else:
             y = ((ht @ xd) != 0).to(inc.dtype)
             if self.row_normalize:
-                y = y * _inv(y.sum(1, keepdim=True))
+                y = y * inv(y.sum(1, keepdim=True))
         if self.row_normalize:
-            xd = xd * _inv(xd.sum(1, keepdim=True))
+            xd = xd * inv(xd.sum(1, keepdim=True))
         return xd, y
 
     def _partial_rows(self, inc: Incidence, xd: Tensor, rows: Tensor) -> SparseOperator | None:
@@ -294,7 +296,7 @@ class HJRL(HypergraphModel):
         r, c = ((sub @ xd) != 0).nonzero(as_tuple=True)
         vals = torch.ones(r.numel(), dtype=xd.dtype, device=xd.device)
         if self.row_normalize:
-            vals = _inv(torch.zeros(rows.numel(), dtype=xd.dtype, device=xd.device).index_add_(0, r, vals))[r]
+            vals = inv(torch.zeros(rows.numel(), dtype=xd.dtype, device=xd.device).index_add_(0, r, vals))[r]
         return SparseOperator(rows[r], c, vals, (inc.num_edges, xd.size(1)))
 
     def _sparse_inputs(self, inc: Incidence, feats: SparseOperator) -> tuple[SparseOperator, SparseOperator]:
@@ -305,18 +307,18 @@ class HJRL(HypergraphModel):
         rows = torch.repeat_interleave(torch.arange(n, device=csr.device), csr.crow_indices().diff())
         cols, vals = csr.col_indices(), csr.values().to(dt)
         ones = torch.ones(inc.nnz, dtype=dt, device=inc.node.device)
-        ht = _coo(torch.stack([inc.edge, inc.node]), ones, (inc.num_edges, n))
+        ht = coo_tensor(torch.stack([inc.edge, inc.node]), ones, (inc.num_edges, n))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-            summed = torch.sparse.mm(ht, _coo(torch.stack([rows, cols]), vals, (n, f))).coalesce()
+            summed = torch.sparse.mm(ht, coo_tensor(torch.stack([rows, cols]), vals, (n, f))).coalesce()
         present = summed.values() != 0
         y_rows, y_cols = summed.indices()[0][present], summed.indices()[1][present]
         y_vals = torch.ones(y_rows.numel(), dtype=dt, device=vals.device)
         if self.row_normalize:
             x_sum = torch.zeros(n, dtype=dt, device=vals.device).index_add_(0, rows, vals)
-            vals = vals * _inv(x_sum)[rows]
+            vals = vals * inv(x_sum)[rows]
             y_count = torch.zeros(inc.num_edges, dtype=dt, device=vals.device).index_add_(0, y_rows, y_vals)
-            y_vals = _inv(y_count)[y_rows]
+            y_vals = inv(y_count)[y_rows]
         return (SparseOperator(rows, cols, vals, (n, f)),
                 SparseOperator(y_rows, y_cols, y_vals, (inc.num_edges, f)))
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_float, dropout as drop)
+from .base import HypergraphModel, Linear
+from .checks import check_bool, check_choice, check_common, check_float
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, inv
 
 
 def hnhn_operators(inc: Incidence, alpha: float, beta: float,
@@ -30,8 +32,8 @@ def hnhn_operators(inc: Incidence, alpha: float, beta: float,
         dv_sum, de_sum = (dv_beta, de_alpha) if normalisation == "paper" else (inc.deg_v, inc.deg_e)
         de_beta_sum = dv_beta.new_zeros(m).index_add_(0, e, dv_sum[v])
         dv_alpha_sum = de_alpha.new_zeros(n).index_add_(0, v, de_sum[e])
-        v2e = SparseOperator(e, v, dv_beta[v] * _inv(de_beta_sum)[e], (m, n))
-        e2v = SparseOperator(v, e, de_alpha[e] * _inv(dv_alpha_sum)[v], (n, m))
+        v2e = SparseOperator(e, v, dv_beta[v] * inv(de_beta_sum)[e], (m, n))
+        e2v = SparseOperator(v, e, de_alpha[e] * inv(dv_alpha_sum)[v], (n, m))
         return v2e, e2v
     return inc.memo(("hnhn", alpha, beta, normalisation), build)
 

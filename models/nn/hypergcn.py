@@ -7,9 +7,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, SparseOperator, _inv, check_bool, check_common, check_int,
-                      dropout as drop)
+from .base import HypergraphModel
+from .checks import check_bool, check_common, check_int
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, inv
 
 
 def _extreme_members(inc: Incidence, score: Tensor, largest: bool) -> Tensor:
@@ -55,7 +57,7 @@ def hypergcn_laplacian(inc: Incidence, projection: Tensor, mediators: bool) -> S
     row, col = torch.cat(rows + [loops]), torch.cat(cols + [loops])
     weight = torch.cat(weights + [torch.ones(inc.num_nodes, dtype=projection.dtype, device=v.device)])
     degree = torch.zeros(inc.num_nodes, dtype=weight.dtype, device=v.device).index_add_(0, row, weight)
-    norm = _inv(degree, 0.5)
+    norm = inv(degree, 0.5)
     return SparseOperator(row, col, norm[row] * weight * norm[col], (inc.num_nodes, inc.num_nodes))
 
 

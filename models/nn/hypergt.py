@@ -9,9 +9,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (ATTENTION_SCOPES, GraphGroups, HypergraphModel, Incidence, Linear, SparseOperator, _inv,
-                      _keep_mask, check_bool, check_choice, check_common, check_float, check_int, dropout as drop)
+from .base import HypergraphModel, Linear
+from .checks import check_bool, check_choice, check_common, check_float, check_int
+from .dropout import dropout as drop, keep_mask
 from .registry import register_model
+from .sparse import ATTENTION_SCOPES, GraphGroups, Incidence, SparseOperator, inv
 
 POSITIONAL_ENCODINGS = ("trained", "random", "none")
 HYPEREDGE_FEATURES = ("mean", "zero")
@@ -285,7 +287,7 @@ def _row_dropout(x: Tensor, total_rows: int, p: float, training: bool) -> Tensor
     random stream of dropping the whole tensor) and its first rows are used."""
     if not training or p == 0.0 or x.size(0) == total_rows:
         return drop(x, p, training)
-    mask = _keep_mask(total_rows * x.size(1), p, x.device)[:x.numel()].view_as(x)
+    mask = keep_mask(total_rows * x.size(1), p, x.device)[:x.numel()].view_as(x)
     return x * mask.to(x.dtype).mul_(1.0 / (1.0 - p))
 
 
@@ -306,7 +308,7 @@ class _Tokens:
         self.num_tokens = n + self.num_edges
         row = rank[inc.edge]
         ones = torch.ones(inc.nnz, dtype=dt, device=dev)
-        self.mean = SparseOperator(row, inc.node, _inv(inc.deg_e)[inc.edge], (self.num_edges, n))
+        self.mean = SparseOperator(row, inc.node, inv(inc.deg_e)[inc.edge], (self.num_edges, n))
         self.members = SparseOperator(row, inc.node, ones, (self.num_edges, n))
         self.incidence = SparseOperator(inc.node, inc.edge, ones, (n, inc.num_edges))
         loops = torch.arange(self.num_tokens, device=dev)

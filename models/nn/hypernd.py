@@ -8,10 +8,12 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from ._common import (BagOperator, HypergraphModel, Incidence, SparseOperator, _bag, _inv, check_bool, check_choice,
-                      check_common, check_float, check_int, dense, live_mlp, live_rows)
+from .base import HypergraphModel, dense
+from .checks import check_bool, check_choice, check_common, check_float, check_int
+from .live_rows import live_mlp, live_rows
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
+from .sparse import BagOperator, Incidence, SparseOperator, bag, inv
 
 AGGREGATES = ("sum", "mean")
 _CHUNK_ELEMENTS = 1 << 26  # columns per chunk of the node-to-hyperedge map: about 256 MB of float32
@@ -37,10 +39,10 @@ class HyperNDDiffusion:
         ones = torch.ones(inc.nnz, dtype=inc.dtype, device=inc.node.device)
         self.ht = SparseOperator(inc.edge, inc.node, ones, (inc.num_edges, inc.num_nodes))
         self.h = SparseOperator(inc.node, inc.edge, ones, (inc.num_nodes, inc.num_edges))
-        self.node_scale = _inv(inc.deg_v, 0.5).unsqueeze(-1)
+        self.node_scale = inv(inc.deg_v, 0.5).unsqueeze(-1)
         # sigma divides by |e|; the reference's aggregate="mean" divides by |e| once more, and by d_v on the nodes
-        self.edge_scale = _inv(inc.deg_e, 2.0 if aggregate == "mean" else 1.0).unsqueeze(-1)
-        self.out_scale = self.node_scale * (_inv(inc.deg_v).unsqueeze(-1) if aggregate == "mean" else 1.0)
+        self.edge_scale = inv(inc.deg_e, 2.0 if aggregate == "mean" else 1.0).unsqueeze(-1)
+        self.out_scale = self.node_scale * (inv(inc.deg_v).unsqueeze(-1) if aggregate == "mean" else 1.0)
 
     def v2e(self, z: Tensor) -> Tensor:
         if self.p == 1.0:
@@ -118,12 +120,12 @@ class _RowSplitProduct(torch.autograd.Function):
         # (G^T block)^T on one core, and the sparse rows' part is the addmm input (no separate sum)
         if sparse_t is None:
             return block.t() @ g, None
-        return _bag(sparse_t, grad.index_select(0, sparse_rows)).addmm_(block.t(), g), None
+        return bag(sparse_t, grad.index_select(0, sparse_rows)).addmm_(block.t(), g), None
 
 
 class DiffusedFeatures(SparseOperator):
     r"""The diffusion limit :math:`\mathbf{F}` as the decoder's constant input (an operator
-    :class:`~hypergvl.models.nn._common.Linear` multiplies by its weight): the rows at most ``_SPARSE_ROW_DENSITY`` full
+    :class:`~hypergvl.models.nn.base.Linear` multiplies by its weight): the rows at most ``_SPARSE_ROW_DENSITY`` full
     (on Cora the nodes whose only hyperedge is their singleton, about 1.3 % nonzero, half the nodes) are kept as
     CSR and the others as one dense block, and the weight gradient
     :math:`\mathbf{F}^\top\mathbf{G}` skips the rows where :math:`\mathbf{G}` is zero (the nodes outside the
@@ -171,7 +173,7 @@ class DiffusedFeatures(SparseOperator):
             return self.block @ w
         out = w.new_empty(self.shape[0], w.size(1))
         out.index_copy_(0, self.dense_rows, self.block @ w)
-        out.index_copy_(0, self.sparse_rows, _bag(self.sparse.matrix, w))  # embedding_bag: 2x the CSR speed
+        out.index_copy_(0, self.sparse_rows, bag(self.sparse.matrix, w))  # embedding_bag: 2x the CSR speed
         return out
 
     def __matmul__(self, w: Tensor) -> Tensor:
@@ -314,4 +316,4 @@ class HyperND(HypergraphModel):
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         feats = self._cache.get((x, hyperedge_index), ("rows",) + self._key(inc), lambda: DiffusedFeatures(
             self.diffuse(x, hyperedge_index, num_hyperedges)))
-        return live_mlp(self.decoder, feats)  # the MLP's maps, its dropout masks those of _common.dropout
+        return live_mlp(self.decoder, feats)  # the MLP's maps, its dropout masks those of dropout.dropout

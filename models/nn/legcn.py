@@ -6,9 +6,11 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
-from ._common import (HypergraphModel, Incidence, Linear, _inv, check_choice, check_common, check_float,
-                      dropout as drop, glorot_)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_choice, check_common, check_float
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Incidence, inv
 
 EXPANSIONS = ("line", "isolated")
 
@@ -124,7 +126,7 @@ class LEGCN(HypergraphModel):
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None) -> Tensor:
         inc = self.incidence(x, hyperedge_index, num_hyperedges)
         scale = inc.memo(("legcn", self.vertex_weight, self.edge_weight),
-                         lambda: _inv(line_degree(inc, self.vertex_weight, self.edge_weight), 0.5).unsqueeze(-1))
+                         lambda: inv(line_degree(inc, self.vertex_weight, self.edge_weight), 0.5).unsqueeze(-1))
         y = self.lins[0](self.features(x))  # X Theta on the nodes, copied to the incidences below
         width = max(lin.weight.size(0) for lin in self.lins)
         if inc.nnz * width > BLOCK_THRESHOLD:
@@ -138,7 +140,7 @@ class LEGCN(HypergraphModel):
                 if i < len(self.lins) - 1:
                     z = drop(F.relu(z), self.dropout, self.training)
         out = z.new_zeros(inc.num_nodes, z.size(1)).index_add_(0, inc.node, z)
-        return out * _inv(inc.deg_v).unsqueeze(-1)
+        return out * inv(inc.deg_v).unsqueeze(-1)
 
     def _blocked(self, inc: Incidence, y: Tensor, scale: Tensor) -> Tensor:
         r"""The layers of :meth:`forward` over blocks of incidences, for when ``P x width`` floats are too many

@@ -4,9 +4,11 @@ from __future__ import annotations
 from torch import Tensor, nn
 import torch.nn.functional as F
 
-from ._common import (HypergraphModel, Linear, SparseOperator, check_bool, check_choice, check_common, check_int,
-                      check_probability, dense, dropout as drop)
+from .base import HypergraphModel, Linear, dense
+from .checks import check_bool, check_choice, check_common, check_int, check_probability
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import SparseOperator
 
 NORMALIZATIONS = ("ln", "bn", "none")
 

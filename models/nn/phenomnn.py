@@ -5,10 +5,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Propagation, _inv, check_choice, check_common, check_float,
-                      check_int, dropout as drop)
+from .base import HypergraphModel
+from .checks import check_choice, check_common, check_float, check_int
+from .dropout import dropout as drop
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
+from .sparse import Incidence, inv
 
 
 class PhenomOperators:
@@ -25,7 +27,7 @@ class PhenomOperators:
         d1 = torch.zeros_like(inc.deg_v).index_add_(0, inc.node, inc.deg_e[inc.edge]) + 1.0
         d2 = inc.deg_v + 1.0
         self.a_beta = inc.propagation(d1.rsqrt(), torch.ones_like(inc.deg_e), d1.rsqrt(), 1.0 / d1)
-        self.a_gamma = inc.propagation(d2.rsqrt(), _inv(inc.deg_e), d2.rsqrt(), 1.0 / d2)
+        self.a_gamma = inc.propagation(d2.rsqrt(), inv(inc.deg_e), d2.rsqrt(), 1.0 / d2)
         self.d_beta = (self.a_beta @ ones.unsqueeze(-1)).squeeze(-1)
         self.d_gamma = (self.a_gamma @ ones.unsqueeze(-1)).squeeze(-1)
 

@@ -2,24 +2,19 @@
 dense maps, no per-incidence stalk tensors)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Incidence, Linear, SparseOperator, _inv, check_bool, check_choice,
-                      check_common, check_int, dropout as drop)
+from .base import HypergraphModel, Linear
+from .checks import check_bool, check_choice, check_common, check_int
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Incidence, SparseOperator, csr_tensor, inv
 
 NORMALISATIONS = ("sym", "rw")
-
-
-def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-        return torch.sparse_csr_tensor(crow, col, values, shape, check_invariants=False)
 
 
 def _spmm(a: Tensor, z: Tensor) -> Tensor:
@@ -46,7 +41,7 @@ class _StalkIncidence:
         self.ccol = self._crow(self.cols, self.shape[1])
         self.col_of_row = self.cols[self.by_row]
         self.row_of_col = self.rows[self.by_col]
-        self.inv_size = _inv(inc.deg_e)[inc.edge].repeat_interleave(d)  # 1/|e| per flat entry
+        self.inv_size = inv(inc.deg_e)[inc.edge].repeat_interleave(d)  # 1/|e| per flat entry
         self.node = inc.node.repeat_interleave(d)  # v per flat entry
 
     @staticmethod
@@ -57,11 +52,11 @@ class _StalkIncidence:
 
     def h(self, values: Tensor) -> Tensor:
         """:math:`\\mathbf{H}_\\mathcal{F}` (CSR, :math:`Nd \\times Md`) with ``values`` in flat entry order."""
-        return _csr(self.crow, self.col_of_row, values[self.by_row], self.shape)
+        return csr_tensor(self.crow, self.col_of_row, values[self.by_row], self.shape)
 
     def ht(self, values: Tensor) -> Tensor:
         """:math:`\\mathbf{H}_\\mathcal{F}^\\top` (CSR, :math:`Md \\times Nd`) with ``values`` in flat entry order."""
-        return _csr(self.ccol, self.row_of_col, values[self.by_col], (self.shape[1], self.shape[0]))
+        return csr_tensor(self.ccol, self.row_of_col, values[self.by_col], (self.shape[1], self.shape[0]))
 
 
 class _SheafProduct(torch.autograd.Function):
@@ -92,7 +87,7 @@ class _SheafProduct(torch.autograd.Function):
         dz = _spmm(h, g) if ctx.needs_input_grad[0] else None
         dleft = dright = None
         if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-            ones = _csr(h.crow_indices(), h.col_indices(), torch.ones_like(h.values()), pat.shape)
+            ones = csr_tensor(h.crow_indices(), h.col_indices(), torch.ones_like(h.values()), pat.shape)
 
             def sampled(a: Tensor, b: Tensor) -> Tensor:  # <a_(v,i), b_(e,i)> per entry, in flat entry order
                 vals = torch.sparse.sampled_addmm(ones, a, b.t(), beta=0.0).values()
@@ -123,9 +118,9 @@ def sheaf_diffusion(inc: Incidence, z: Tensor, maps: Tensor, normalisation: str)
     memory :math:`O((N + M) d f + \mathrm{nnz}\, d)`, no per-incidence feature rows."""
     n, d, f = z.shape
     pattern = inc.memo(("sheaf-stalks", d), lambda: _StalkIncidence(inc, d))
-    c = _inv(inc.deg_v, 0.5) if normalisation == "sym" else _inv(inc.deg_v)
+    c = inv(inc.deg_v, 0.5) if normalisation == "sym" else inv(inc.deg_v)
     scale = c if normalisation == "sym" else torch.ones_like(c)  # z' = scale * z
-    diag = maps.new_zeros(n, d).index_add_(0, inc.node, maps.square() * _inv(inc.deg_e)[inc.edge].unsqueeze(-1))
+    diag = maps.new_zeros(n, d).index_add_(0, inc.node, maps.square() * inv(inc.deg_e)[inc.edge].unsqueeze(-1))
     flat, node = maps.reshape(-1), pattern.node
     back = _SheafProduct.apply(z.reshape(n * d, f), flat * c[node], flat * scale[node], pattern).view(n, d, f)
     return torch.addcmul(back, z, (scale.unsqueeze(1) * (1.0 - 2.0 * c.unsqueeze(1) * diag)).unsqueeze(-1))
@@ -263,7 +258,7 @@ class SheafHyperGNN(HypergraphModel):
         # E = D_e^-1 H^T X W_0 + c_0 as the member mean of X W_0 (no |E| x F_in features, no second input map)
         xw = feats @ self.lin_in.weight.t() if isinstance(feats, SparseOperator) else \
             F.linear(feats, self.lin_in.weight)
-        mean = inc.memo("sheaf-mean", lambda: SparseOperator(inc.edge, inc.node, _inv(inc.deg_e)[inc.edge],
+        mean = inc.memo("sheaf-mean", lambda: SparseOperator(inc.edge, inc.node, inv(inc.deg_e)[inc.edge],
                                                              (inc.num_edges, inc.num_nodes)))
         h = (xw + self.lin_in.bias).view(-1, self.d, self.f)
         # the builders read E only through its stalk mean: D_e^-1 H^T mean_i(X W_0)_i + mean_i(c_0)_i

@@ -3,19 +3,20 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._common import (BagOperator, HypergraphModel, Incidence, Propagation, SparseOperator, _inv, check_choice,
-                      check_common, check_float, check_int, dense)
+from .base import HypergraphModel, dense
+from .checks import check_choice, check_common, check_float, check_int
 from .mlp import MLP, NORMALIZATIONS
 from .registry import register_model
+from .sparse import BagOperator, Incidence, Propagation, SparseOperator, inv
 
 
 def tfhnn_propagation(inc: Incidence) -> Propagation:
     r"""The cached :math:`\mathbf{W} = \mathbf{D}^{-1/2}(\mathbf{H}\mathbf{D}_e^{-1}\mathbf{H}^\top +
     \mathbf{I})\mathbf{D}^{-1/2}` with :math:`\mathbf{D}` its row sums (:math:`d_v + 1`); its sparse factors
-    multiply by ``embedding_bag`` sums (:class:`~hypergvl.models.nn._common.BagOperator`)."""
+    multiply by ``embedding_bag`` sums (:class:`~hypergvl.models.nn.sparse.BagOperator`)."""
     def build() -> Propagation:
-        norm = _inv(inc.deg_v + 1, 0.5)
-        prop = inc.propagation(norm, _inv(inc.deg_e), norm, diagonal=norm * norm)
+        norm = inv(inc.deg_v + 1, 0.5)
+        prop = inc.propagation(norm, inv(inc.deg_e), norm, diagonal=norm * norm)
         prop.factors = tuple(BagOperator.wrap(f) for f in prop.factors)
         return prop
     return inc.memo("tfhnn", build)

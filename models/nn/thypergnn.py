@@ -7,9 +7,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import (BagOperator, HypergraphModel, Incidence, SparseOperator, check_choice, check_common,
-                      check_int, dense, dropout as drop)
+from .base import HypergraphModel, dense
+from .checks import check_choice, check_common, check_int
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import BagOperator, Incidence, SparseOperator
 
 _CHUNK = 1 << 18  # rows x features elements of each coefficient tensor per chunk (cache-sized: 2.7x faster than 4M)
 

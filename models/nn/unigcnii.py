@@ -6,9 +6,11 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._common import (HypergraphModel, Linear, Propagation, check_bool, check_choice, check_common, check_float,
-                      check_probability, dropout as drop)
+from .base import HypergraphModel, Linear
+from .checks import check_bool, check_choice, check_common, check_float, check_probability
+from .dropout import dropout as drop
 from .registry import register_model
+from .sparse import Propagation
 from .unignn import l2_normalize_rows, reduce_propagation, unigcn_propagation
 
 #: ``propagation`` choices: UniGNN's degree-normalised operator, or DHG-Bench's un-normalised mean/sum aggregation.

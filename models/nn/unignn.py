@@ -6,11 +6,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import softmax
 
-from ._common import (HypergraphModel, Incidence, Linear, Propagation, SparseOperator, _inv, aggregation,
-                      check_bool, check_choice, check_common, check_float, check_int, check_probability,
-                      dropout as drop, glorot_, weighted_aggregation)
+from .base import HypergraphModel, Linear, glorot_
+from .checks import check_bool, check_choice, check_common, check_float, check_int, check_probability
+from .dropout import dropout as drop
 from .hgnn import hypergraph_propagation
 from .registry import register_model
+from .sparse import Incidence, Propagation, SparseOperator, aggregation, inv, weighted_aggregation
 
 
 def unigcn_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propagation:
@@ -20,15 +21,15 @@ def unigcn_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propaga
     def build() -> Propagation:
         dv = torch.where(inc.deg_v > 0, inc.deg_v.pow(-0.5), torch.ones_like(inc.deg_v))
         de = inc.deg_v.new_zeros(inc.num_edges).index_add_(0, inc.edge, inc.deg_v[inc.node])
-        size = _inv(inc.deg_e) if first_aggregate == "mean" else torch.ones_like(inc.deg_e)
-        return inc.propagation(dv, _inv(de * size, 0.5) * size, torch.ones_like(dv))
+        size = inv(inc.deg_e) if first_aggregate == "mean" else torch.ones_like(inc.deg_e)
+        return inc.propagation(dv, inv(de * size, 0.5) * size, torch.ones_like(dv))
     return inc.memo(("unigcn", first_aggregate), build)
 
 
 def unigin_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propagation:
     r"""The cached UniGIN neighbourhood sum :math:`\sum_{e \ni v} \mathbf{h}_e` (mean or sum members)."""
     def build() -> Propagation:
-        size = _inv(inc.deg_e) if first_aggregate == "mean" else torch.ones_like(inc.deg_e)
+        size = inv(inc.deg_e) if first_aggregate == "mean" else torch.ones_like(inc.deg_e)
         ones = torch.ones_like(inc.deg_v)
         return inc.propagation(ones, size, ones)
     return inc.memo(("unigin", first_aggregate), build)

@@ -15,7 +15,9 @@ import torch
 from torch_geometric.nn import GATConv, GCNConv, HypergraphConv
 
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn._common import Incidence, SparseOperator, StructureCache, dropout
+from hypergvl.models.nn.base import StructureCache
+from hypergvl.models.nn.dropout import dropout
+from hypergvl.models.nn.sparse import Incidence, SparseOperator
 from hypergvl.models.nn.allset import PMA
 from hypergvl.models.nn.edhnn import EquivSetConv
 from hypergvl.models.nn.hcha import HCHAAttentionConv

@@ -17,8 +17,9 @@ from torch_geometric.utils import scatter, softmax
 
 from hnn_toys import random_hypergraph
 from hypergvl.models.nn import allset, build_model, edhnn, unignn
-from hypergvl.models.nn._common import (Incidence, Linear, StructureCache, _inv, aggregation, dense, dropout as drop,
-                               prepare_input, weighted_aggregation)
+from hypergvl.models.nn.base import Linear, StructureCache, dense, prepare_input
+from hypergvl.models.nn.dropout import dropout as drop
+from hypergvl.models.nn.sparse import Incidence, aggregation, inv, weighted_aggregation
 from hypergvl.models.nn.mlp import MLP
 
 
@@ -81,7 +82,7 @@ def old_unigat(conv, x, inc, first_aggregate):
     h = conv.lin(x).view(n, conv.heads, conv.out_channels)
     he = scatter(h[v], e, dim=0, dim_size=inc.num_edges, reduce="sum")
     if first_aggregate == "mean":
-        he = he * _inv(inc.deg_e).view(-1, 1, 1)
+        he = he * inv(inc.deg_e).view(-1, 1, 1)
     score = F.leaky_relu((he * conv.att_e).sum(-1), conv.negative_slope)[e]
     alpha = drop(softmax(score, v, num_nodes=n), conv.attention_dropout, conv.training)
     return scatter(he[e] * alpha.unsqueeze(-1), v, dim=0, dim_size=n, reduce="sum").reshape(n, -1)
@@ -291,9 +292,9 @@ def test_no_incidence_by_channel_tensor_kept_for_backward(name, kwargs, monkeypa
 def test_live_rows_linear_equals_linear_with_gradients(share, monkeypatch):
     """The backward over the rows with a nonzero gradient (few live rows, and nearly all: the plain path) gives
     F.linear's output and all three gradients."""
-    from hypergvl.models.nn import _common
-    from hypergvl.models.nn._common import live_rows_linear
-    monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy map is narrow
+    from hypergvl.models.nn import live_rows
+    from hypergvl.models.nn.live_rows import live_rows_linear
+    monkeypatch.setattr(live_rows, "LIVE_MIN_WEIGHTS", 1)  # the toy map is narrow
     g = torch.Generator().manual_seed(1)
     x = torch.randn(40, 6, dtype=torch.float64, generator=g, requires_grad=True)
     w = torch.randn(5, 6, dtype=torch.float64, generator=g, requires_grad=True)
@@ -313,9 +314,10 @@ def test_live_rows_linear_equals_linear_with_gradients(share, monkeypatch):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_dropout_and_relu_dropout_equal_the_bool_mask_bit_for_bit(p, dtype):
     """The same random stream and comparisons: ``dropout`` (float-compared mask) gives the values of the bool mask
-    of ``_keep_mask`` times 1/(1-p), dense and sparse, and ``relu_dropout`` those of ReLU then ``dropout``, with
+    of ``keep_mask`` times 1/(1-p), dense and sparse, and ``relu_dropout`` those of ReLU then ``dropout``, with
     the gradient of the two ops."""
-    from hypergvl.models.nn._common import SparseOperator, _keep_mask, relu_dropout
+    from hypergvl.models.nn.dropout import keep_mask, relu_dropout
+    from hypergvl.models.nn.sparse import SparseOperator
     x = torch.randn(301, 7, dtype=dtype, requires_grad=True)
     up = torch.randn(301, 7, dtype=dtype)
     torch.manual_seed(5)
@@ -328,13 +330,13 @@ def test_dropout_and_relu_dropout_equal_the_bool_mask_bit_for_bit(p, dtype):
     torch.manual_seed(5)
     a = drop(x.detach(), p, True)
     torch.manual_seed(5)
-    assert torch.equal(a, x.detach() * _keep_mask(x.numel(), p, x.device).view_as(x).to(dtype).mul_(1 / (1 - p)))
+    assert torch.equal(a, x.detach() * keep_mask(x.numel(), p, x.device).view_as(x).to(dtype).mul_(1 / (1 - p)))
     rows, cols = (x.detach().abs() > 0.5).nonzero(as_tuple=True)
     sp = SparseOperator(rows, cols, x.detach()[rows, cols], tuple(x.shape))
     torch.manual_seed(5)
     kept = drop(sp, p, True).values
     torch.manual_seed(5)
-    assert torch.equal(kept, sp.values * _keep_mask(sp.values.numel(), p, x.device).to(dtype).mul_(1 / (1 - p)))
+    assert torch.equal(kept, sp.values * keep_mask(sp.values.numel(), p, x.device).to(dtype).mul_(1 / (1 - p)))
     assert (out == 0).sum() > (F.relu(x) == 0).sum()  # the mask dropped entries
 
 
@@ -361,8 +363,8 @@ def test_bag_attention_equals_weighted_aggregation_with_gradients(to):
 def test_allsettransformer_loss_on_some_nodes_same_function(kwargs, layout, size, monkeypatch):
     """A loss over some nodes only (zero gradient rows: the live-rows backward), in training (same dropout
     masks): outputs and every gradient equal the per-incidence formula's."""
-    from hypergvl.models.nn import _common
-    monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
+    from hypergvl.models.nn import live_rows
+    monkeypatch.setattr(live_rows, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
     index, n, m = hypergraph(5, *size)
     torch.manual_seed(0)
     model = build_model("AllSetTransformer", in_channels=7, hidden_channels=6, out_channels=3, **kwargs).double()

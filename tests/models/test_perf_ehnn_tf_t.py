@@ -11,7 +11,7 @@ import torch
 from hnn_toys import random_hypergraph
 from hypergvl.models.nn import build_model
 from hypergvl.models.nn import tfhnn
-from hypergvl.models.nn._common import SparseOperator
+from hypergvl.models.nn.sparse import SparseOperator
 from hypergvl.models.nn.ehnn import HyperMLP, OrderMLP, order_encoding
 from hypergvl.models.nn.thypergnn import adjacency_coefficient
 
@@ -250,7 +250,7 @@ def test_thypergnn_output_weight_stays_column_major_through_state_dict_and_reset
 
 def test_thypergnn_bag_operator_products_and_gradient_equal_the_dense_matrix():
     """embedding_bag products over a sparse matrix with empty rows and columns: A @ W and A^T G exactly."""
-    from hypergvl.models.nn._common import BagOperator
+    from hypergvl.models.nn.sparse import BagOperator
     a = torch.zeros(6, 5, dtype=torch.float64)
     a[0, 1], a[0, 4], a[2, 1], a[3, 0], a[5, 4], a[5, 2] = 1.5, -2.0, 0.5, 3.0, 1.0, -1.0  # rows 1, 4 empty
     row, col = a.nonzero(as_tuple=True)
@@ -280,7 +280,8 @@ def test_ehnn_training_loss_on_some_nodes_equals_the_previous_maps(seed, num_lay
     dropout, plain linear maps, the order term added after the map, CSR aggregations)."""
     import torch.nn.functional as F
     from hypergvl.models.nn import ehnn
-    from hypergvl.models.nn._common import SparseOperator, dropout
+    from hypergvl.models.nn.dropout import dropout
+    from hypergvl.models.nn.sparse import SparseOperator
     edges, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=8, max_order=5)
     torch.manual_seed(seed)
     model = build_model("EHNN", in_channels=5, hidden_channels=6, out_channels=3, num_layers=num_layers, pe_dim=8,
@@ -313,9 +314,9 @@ def test_ehnn_training_loss_on_some_nodes_equals_the_previous_maps(seed, num_lay
 def previous_ehnn(model, x, edges, num_nodes):
     """EHNN's forward before session 9 (the order term added after the map, ReLU then dropout, plain linear maps,
     no cached encodings) with a dense H: in training, the same random draws in the same order as the model's (its
-    own modules, ``_common.dropout``)."""
+    own modules, ``dropout.dropout``)."""
     import torch.nn.functional as F
-    from hypergvl.models.nn._common import dropout
+    from hypergvl.models.nn.dropout import dropout
     h = dense_incidence(edges, num_nodes)
     order, deg = h.sum(0), h.sum(1, keepdim=True)
     orders, index = torch.unique(order.long(), return_inverse=True)

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from hnn_toys import dense_hjrl_reconstruction, random_hypergraph  # noqa: E402
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn._common import Incidence
+from hypergvl.models.nn.sparse import Incidence
 
 
 def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
@@ -346,7 +346,7 @@ def test_dphgnn_shared_structure_operators_equal_the_one_matrix_ones(monkeypatch
 
 @pytest.mark.parametrize("p", [0.0, 0.5])
 def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
-    from hypergvl.models.nn._common import dropout
+    from hypergvl.models.nn.dropout import dropout
     from hypergvl.models.nn.hjrl import _BiasReluDropout
     g = torch.Generator().manual_seed(2)
     t = torch.randn(9, 6, dtype=torch.float64, generator=g, requires_grad=True)
@@ -368,8 +368,8 @@ def test_hjrl_fused_bias_relu_dropout_equals_the_three_ops_with_gradients(p):
 def test_hypernd_training_with_dropout_equals_the_mlp_on_the_limit(seed, monkeypatch):
     """Dropout 0.5 in training (same seed: the same masks as ``dropout`` on the limit) and a loss over
     some nodes (the live-rows backward of the decoder): the same output and gradients as the MLP on the limit."""
-    from hypergvl.models.nn import _common
-    monkeypatch.setattr(_common, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
+    from hypergvl.models.nn import live_rows
+    monkeypatch.setattr(live_rows, "LIVE_MIN_WEIGHTS", 1)  # the toy maps are narrow: the live-rows backward anyway
     _, hei, n = random_hypergraph(seed, num_nodes=12, num_edges=5, max_order=5)
     m = int(hei[1].max()) + 1
     x = sparse_features(n, 8, seed).abs()
@@ -384,7 +384,7 @@ def test_hypernd_training_with_dropout_equals_the_mlp_on_the_limit(seed, monkeyp
     model.zero_grad()
     limit = model.diffuse(x, hei, m)
     torch.manual_seed(5)
-    expected = model.decoder(limit.clone())  # MLP.forward: F.linear and _common.dropout
+    expected = model.decoder(limit.clone())  # MLP.forward: F.linear and dropout.dropout
     torch.testing.assert_close(out, expected)
     F.cross_entropy(expected[train], torch.arange(n)[train] % 3).backward()
     for a, p in zip(grads, model.parameters()):

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 import hypergvl.models.nn.hypergt as hg
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn._common import Incidence, dropout
+from hypergvl.models.nn.dropout import dropout
+from hypergvl.models.nn.sparse import Incidence
 from hypergvl.models.nn.hypergt import orthogonal_features, weighted_kernel_attention
 from hypergvl.models.nn.sheafhypergnn import DiagSheafBuilder, sheaf_diffusion
 from hnn_toys import random_hypergraph  # noqa: E402

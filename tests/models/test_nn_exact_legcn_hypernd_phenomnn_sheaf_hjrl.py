@@ -131,7 +131,7 @@ def naive_hypernd(x, hei, n, m, p, alpha, steps, tol, aggregate):
 @pytest.mark.parametrize("p,aggregate", [(1.0, "sum"), (2.0, "sum"), (3.0, "mean")])
 def test_hypernd_diffusion_equals_the_naive_iteration(seed, p, aggregate):
     from hypergvl.models.nn.hypernd import hypernd_diffusion
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     hei, n = random_hypergraph(seed)
     m = int(hei[1].max()) + 1
     x = torch.rand(n, 5, dtype=torch.float64)
@@ -148,7 +148,7 @@ def test_hypernd_diffusion_equals_the_naive_iteration(seed, p, aggregate):
 
 def test_hypernd_chunked_columns_equal_one_chunk(monkeypatch):
     import hypergvl.models.nn.hypernd as hnd
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     hei, n = random_hypergraph(3)
     m = int(hei[1].max()) + 1
     x = torch.rand(n, 11, dtype=torch.float64)
@@ -247,7 +247,7 @@ def naive_sheaf(z, maps, hei, n, m, normalisation):
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("normalisation", ["sym", "rw"])
 def test_sheaf_diffusion_by_scatters_equals_the_sparse_matrix_form(seed, normalisation):
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.sheafhypergnn import sheaf_diffusion
     hei, n = random_hypergraph(seed)
     m = int(hei[1].max()) + 1
@@ -291,7 +291,7 @@ def test_sheaf_hyperedge_features_are_member_means():
     e_raw = (h.t() @ x) / h.sum(0)[:, None]
     hx = model.lin_in(x).view(n, 2, 5)
     he = model.lin_in(e_raw).view(m, 2, 5)
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.sheafhypergnn import sheaf_diffusion
     inc = Incidence(hei, n, m, torch.float64)
     maps = model.builders[0](inc, hx, he)
@@ -337,7 +337,7 @@ def test_hjrl_equals_the_dense_incidence_computation(seed):
 @pytest.mark.parametrize("style", ["paper", "dhgbench"])
 def test_hjrl_reconstruction_loss_equals_dense_bce(style, monkeypatch):
     import hypergvl.models.nn.hjrl as hj
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     hei, n = random_hypergraph(7)
     m = int(hei[1].max()) + 1
     g = torch.Generator().manual_seed(0)

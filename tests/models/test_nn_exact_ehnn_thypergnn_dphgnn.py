@@ -1,4 +1,4 @@
-"""Issue 12, part 2b: EHNN and T-HyperGNN. Each exact, scalable computation against its naive formula (dense
+"""Issue 12: EHNN, T-HyperGNN and DPHGNN. Each exact, scalable computation against its naive formula (dense
 incidence, enumerated multisets) on random small hypergraphs with isolated nodes and order-1 hyperedges, and
 the refusal of hypergraph classification (DHG-Bench appendix C.1)."""
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_thypergnn_cuts_large_hyperedges_to_the_target_and_m_minus_1_members(m):
 
 def test_thypergnn_self_loop_and_full_hyperedge_closed_forms():
     """A self-loop gives x_v^(M-1)/d_v, a hyperedge of exactly M members the product of the others / d_v."""
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.thypergnn import TensorRows, tensor_message
     x = torch.tensor([[2.0, -1.0], [3.0, 0.5], [0.5, 4.0], [1.5, 1.0]])
     hei = torch.tensor([[0, 0, 1, 2, 3], [0, 1, 1, 1, 1]])  # {0}, {0, 1, 2, 3}
@@ -252,7 +252,7 @@ def _rownorm(a):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_dphgnn_structure_operators_equal_the_dense_reference_formulas(seed):
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.dphgnn import _Structure
     edges, hei, n = random_hypergraph(seed)
     h = dense_incidence(edges, n)
@@ -304,7 +304,7 @@ def naive_hypergcn(edges, x, r, n, mediators):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("mediators", [True, False])
 def test_dphgnn_hypergcn_graph_equals_the_reference_loop(seed, mediators):
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.dphgnn import hypergcn_graph
     edges, hei, n = random_hypergraph(seed, max_order=5)
     x = torch.randn(n, 4)
@@ -346,7 +346,7 @@ def test_graph_groups_give_block_diagonal_dense_attention():
     block-diagonal mask, on graphs of sizes 1 to 5, nodes listed out of graph order, two heads."""
     import torch.nn.functional as F
 
-    from hypergvl.models.nn._common import GraphGroups
+    from hypergvl.models.nn.sparse import GraphGroups
     torch.manual_seed(0)
     sizes = [3, 1, 5, 3, 2, 5, 5]
     batch = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
@@ -438,7 +438,7 @@ def test_dphgnn_directed_star_makes_every_hyperedge_token_the_same():
 def test_dphgnn_hgconv_degree_changes_only_the_final_convolution():
     """``hgconv_degree="dhgbench"`` is the reference's ``scatter_reduce(..., reduce="mean")`` into zeros (run here as
     the reference runs it); every other operator, and every parameter, stays as it is."""
-    from hypergvl.models.nn._common import Incidence
+    from hypergvl.models.nn.sparse import Incidence
     from hypergvl.models.nn.dphgnn import _Structure
     edges, hei, n = random_hypergraph(4)
     h = dense_incidence(edges, n)

@@ -1,4 +1,4 @@
-"""Issue 12, part 2c: HyperGT, HyperND's label diffusion, HJRL's sampled reconstruction and the two generic trainer
+"""Issue 12: HyperGT, HyperND's label diffusion, HJRL's sampled reconstruction and the two generic trainer
 hooks (``encoder.prepare`` before the optimiser, ``encoder.extra_loss`` in every task's loss). Exact computations
 against naive dense formulas on random small hypergraphs with isolated nodes and order-1 hyperedges; each
 compatibility option changes exactly what it names."""
@@ -14,7 +14,7 @@ from torch import nn
 
 from hypergvl.models import tasks as T
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn._common import Incidence
+from hypergvl.models.nn.sparse import Incidence
 import hnn_toys as toys  # noqa: E402
 from hnn_toys import random_hypergraph  # noqa: E402
 from hypergvl.models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,

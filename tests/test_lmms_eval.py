@@ -66,6 +66,26 @@ def test_task_folder_has_one_subtask_per_pair_and_the_two_groups():
         _hooks().pair_of("mme")
 
 
+def test_task_files_are_generated_from_the_registries():
+    """The shipped task and group files are what the registries generate (``python -m
+    hypergvl.evaluators.lmms_eval`` rewrites them), and a newly registered representation gets its subtasks."""
+    from hypergvl.evaluators.lmms_eval import task_files
+    from hypergvl.text import TEXT_REPS, register_text_rep
+
+    files = task_files()
+    assert {p.name for p in TASKS_DIR.glob("hypergvl*.yaml")} == set(files)
+    stale = [name for name, text in files.items() if (TASKS_DIR / name).read_text() != text]
+    assert not stale, f"{stale}: run python -m hypergvl.evaluators.lmms_eval"
+    register_text_rep("toy_rep")(lambda h, name="G": "toy")
+    try:
+        toy = task_files()
+    finally:
+        TEXT_REPS.unregister("toy_rep")
+    assert "hypergvl_toy_rep_enc_hy.yaml" in toy and "hypergvl_toy_rep_none.yaml" in toy
+    assert "  - hypergvl_toy_rep_cli_exp\n" in toy["hypergvl.yaml"]
+    assert "  - hypergvl_toy_rep_none\n" in toy["hypergvl_text_only.yaml"]
+
+
 def test_hooks_give_the_harness_prompt_and_image(small_build):
     utils = _hooks()
     docs = _rows(small_build)

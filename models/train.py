@@ -59,6 +59,8 @@ import yaml
 from tqdm import tqdm
 
 from hypergvl.atomic import latest_dir, replace_dir, write_json
+from hypergvl.cli import releases_process_group
+from hypergvl.provenance import provenance
 from hypergvl.models.tasks import TASKS, Task, TaskModule, get_task
 
 log = logging.getLogger("hypergvl.models.train")
@@ -614,8 +616,6 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     from accelerate import Accelerator
 
     # imported here, as in main: the package's __init__ pulls networkx, which training never needs
-    from hypergvl.provenance import provenance
-
     seeds = run_seeds(runs, seeds)
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
     out = Path(out)
@@ -742,9 +742,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    # imported here: hypergvl_dataset's package import pulls networkx (about 0.2 s) that training never needs
-    from hypergvl.cli import releases_process_group
-
     return releases_process_group(_main)(argv)
 
 

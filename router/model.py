@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 from hypergvl.atomic import write_text
 from hypergvl import Hypergraph
+from hypergvl.text import encode, ism_text
 
 from .prm import COMBINATIONS, LABELS
 
@@ -68,8 +69,6 @@ def _hypergraph(h: Hypergraph | str | dict) -> Hypergraph:
 
 def describe(hypergraph: Hypergraph | str | dict, hypergraph2: Hypergraph | str | dict | None = None) -> str:
     """The HO-Neigh description the router reads (the ISM two-hypergraph form when ``hypergraph2`` is given)."""
-    from hypergvl.text import encode, ism_text
-
     h = _hypergraph(hypergraph)
     if hypergraph2 is None or hypergraph2 == "":
         return encode("ho_neigh", h)

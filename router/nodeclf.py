@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl import Hypergraph
+from hypergvl.text import encode
 
 from .categories import Category
 
@@ -124,8 +125,6 @@ def node_question() -> str:
 
 def node_prompt(p: NodeProblem, text_rep: str) -> str:
     """The G.2 prompt with the structure in textual representation ``text_rep``."""
-    from hypergvl.text import encode
-
     known = "\n".join(f"v{i}: {name}" for i, name in enumerate(p.known, 1)) or "none"
     cats = "\n".join(f"{c.name}: {c.description}" for c in p.categories)
     return (f"Classify node v0 in the hypergraph.\nHypergraph Structure: {encode(text_rep, p.hypergraph)}\n"

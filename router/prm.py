@@ -45,7 +45,10 @@ import numpy as np
 from hypergvl.atomic import atomic_path, write_json, write_text
 from hypergvl.builder import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
 from hypergvl.evaluators.run_folder import LOG, RESULTS, read_results, samples
+from hypergvl.provenance import provenance
 from hypergvl.runlog import damaged
+from hypergvl.tasks import get_task, parse_reference
+from hypergvl.text import encode, ism_text
 
 __all__ = ["COMBINATIONS", "LABELS", "combination_name", "PRMConfig", "read_run", "build_prm", "load_prm",
            "log_to_console", "router_description", "router_question", "main"]
@@ -91,9 +94,6 @@ class PRMConfig:
 
 def router_description(reference: str | dict) -> str:
     """The HO-Neigh description of a meta problem's hypergraph(s), as the builder writes ``text_ho_neigh``."""
-    from hypergvl.tasks import parse_reference
-    from hypergvl.text import encode, ism_text
-
     ref = parse_reference(reference)
     if ref.hypergraph2 is not None:
         return ism_text("ho_neigh", ref.hypergraph, ref.hypergraph2)
@@ -102,8 +102,6 @@ def router_description(reference: str | dict) -> str:
 
 def router_question(reference: str | dict) -> str:
     """The appendix E.2 question of a meta problem, as the builder writes ``question``."""
-    from hypergvl.tasks import get_task, parse_reference
-
     ref = parse_reference(reference)
     return get_task(ref.task).question(ref.params)
 
@@ -218,8 +216,6 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     import pyarrow.parquet as pq
     from datasets import Dataset
     from tqdm.auto import tqdm
-
-    from hypergvl.provenance import provenance
 
     runs = [read_run(p) for p in cfg.results]
     accs = combination_accuracies(runs)

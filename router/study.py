@@ -29,8 +29,16 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl.atomic import atomic_path, write_json
+from hypergvl.builder import BuildConfig, build
+from hypergvl.cli import UserError
+from hypergvl.evaluators import baselines  # noqa: F401 - registers baseline:*
+from hypergvl.evaluators.adapters import Sample, make_adapter
+from hypergvl.evaluators.harness import evaluate_model
 from hypergvl.evaluators.routing import make_policy, policy_label
 from hypergvl.evaluators.run_folder import samples
+from hypergvl.provenance import provenance
+from hypergvl.tasks import TASK_CODES
+from hypergvl.text import encode
 
 from .prm import log_to_console
 
@@ -113,12 +121,6 @@ def in_domain(model: str, router_dir: str, out: Path, *, per_task: int = 1000, s
     it, ``rand:(rand_seed + k)``); every accuracy is reported as mean and standard deviation over them. For the
     profile test bed the policy ``profile`` (its best pair per task and scale, the expected ceiling) is added; the
     oracle of an exhaustive run knows each repeat's draw and so lies above it."""
-    from hypergvl.evaluators.harness import evaluate_model
-    from hypergvl.builder import BuildConfig, build
-    from hypergvl.cli import UserError
-    from hypergvl.provenance import provenance
-    from hypergvl.tasks import TASK_CODES
-
     if seed in router_seeds(router_dir):
         raise UserError(f"--seed {seed} is a seed the router's PRM was built from; pick a disjoint one")
     seeds = [int(k) for k in model_seeds]
@@ -198,11 +200,7 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
     from tqdm.auto import tqdm
 
     import hypergvl.models.datasets as md
-    from hypergvl.evaluators import baselines  # noqa: F401 - registers baseline:*
-    from hypergvl.evaluators.adapters import Sample, make_adapter
-    from hypergvl.cli import UserError
     from hypergvl.render import render
-    from hypergvl.text import encode
 
     from .categories import label_names
     from .nodeclf import NodeProblem, Structure, node_prompt, node_question, parse_category, problem_seed, \
@@ -289,8 +287,6 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
 
 # ================================================================================================ CLI
 def _model_options(text: str | None) -> dict:
-    from hypergvl.cli import UserError
-
     if not text:
         return {}
     try:
@@ -303,8 +299,6 @@ def _model_options(text: str | None) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from hypergvl.cli import UserError
-
     p = argparse.ArgumentParser(prog="hypergvl router study", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="study", required=True)
     for name in ("in-domain", "node-classification"):

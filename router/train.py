@@ -52,7 +52,9 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl.atomic import latest_dir, replace_dir, write_json
-from hypergvl.cli import releases_process_group
+from hypergvl.cli import UserError, releases_process_group
+from hypergvl.evaluators.routing import TOP
+from hypergvl.provenance import provenance
 
 from .prm import LABELS, load_prm, log_to_console
 
@@ -225,8 +227,6 @@ def validate(router, problems: Sequence[Problem], batch_size: int = 64, target: 
     out = {"top1": 100.0 * sum(hits) / n_pairs, "among_best": 100.0 * sum(hits) / len(problems), "val_loss": loss,
            "routed": nan, "top": nan, "rand": nan, "oracle": nan}
     if has_acc:
-        from hypergvl.evaluators.routing import TOP
-
         acc = np.array([p.accuracies for p in problems])
         top = LABELS.index(f"{TOP[0]}+{TOP[1]}")
         out.update(routed=100.0 * float(acc[np.arange(len(pred)), pred].mean()), top=100.0 * float(acc[:, top].mean()),
@@ -349,8 +349,6 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
                                router.metadata, cfg.header)
         prm_info = {k: prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
                                                   "uninformative_dropped", "config") if k in prm_meta}
-        from hypergvl.provenance import provenance
-
         best_router.save_pretrained(out, prm={"source": str(cfg.prm), "sha256": key["prm_sha256"], **prm_info},
                                     metrics=metrics, history=state["history"],
                                     training={k: v for k, v in cfg.resume_key().items() if k != "prm"},
@@ -438,8 +436,6 @@ def train(cfg: TrainConfig, progress: bool = True) -> dict:
 
 @releases_process_group
 def main(argv: Sequence[str] | None = None) -> int:
-    from hypergvl.cli import UserError
-
     d = TrainConfig(prm="", out="")
     p = argparse.ArgumentParser(prog="hypergvl router train", description=__doc__.split("\n\n")[0])
     p.add_argument("--prm", required=True, help="a PRM folder (hypergvl router prm) or a Hub dataset id")

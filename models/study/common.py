@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from hypergvl.models.train import ConfigError, mean_std, write_json_atomic
+from hypergvl.provenance import provenance
 
 SCHEMA = "hypergvl.hnn-study.point"
 SCHEMA_VERSION = 2
@@ -89,8 +90,6 @@ def make_point(study: str, model: str, dataset: str, status: str, **fields: Any)
     doc.update(fields)
     doc.setdefault("environment", environment())
     if "provenance" not in doc:  # seed_point passes the one of the process that trained the run
-        from hypergvl.provenance import provenance  # here: the package's __init__ pulls networkx
-
         doc["provenance"] = provenance(doc.get("config"), seeds=[doc["seed"]] if "seed" in doc else None,
                                        device=(doc.get("efficiency") or {}).get("device"))
     doc["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

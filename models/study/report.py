@@ -28,6 +28,7 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from hypergvl.models.train import ConfigError, write_json_atomic
+from hypergvl.provenance import provenance
 
 from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points
 from .paper import FAIRNESS_METRICS, paper_value, within
@@ -441,8 +442,6 @@ def build(inputs: Sequence[Path], out: Path) -> dict[str, Path]:
     out = Path(out)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    from hypergvl.provenance import provenance  # here: the package's __init__ pulls networkx
-
     record: dict[str, Any] = {"schema": "hypergvl.hnn-study.report", "schema_version": SCHEMA_VERSION,
                               "inputs": [str(i) for i in inputs], "point_files": len(files), "cells": len(points),
                               # this report's process; each number's own is in the point or summary it names

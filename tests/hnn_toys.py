@@ -72,3 +72,16 @@ def dense_hjrl_reconstruction(xo, yo, h, style: str):
     else:
         logits, pw = torch.sigmoid(F.log_softmax(xo, -1) @ yo.t()), (n * n - h.sum()) / h.sum()
     return F.binary_cross_entropy_with_logits(logits, h, pos_weight=pw)
+
+
+def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
+    """The dense float64 incidence matrix ``H`` (n x m) of an incidence list: the naive side of the exactness tests."""
+    h = torch.zeros(n, m, dtype=torch.float64)
+    h[hei[0], hei[1]] = 1.0
+    return h
+
+
+def inv(t: torch.Tensor, p: float = 1.0) -> torch.Tensor:
+    """``t ** -p`` with 0 where ``t`` is 0, written independently of the library's ``sparse.inv``."""
+    out = t.pow(-p)
+    return torch.where(torch.isinf(out), torch.zeros_like(out), out)

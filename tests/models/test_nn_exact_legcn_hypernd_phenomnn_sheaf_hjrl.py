@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hnn_toys import dense_hjrl_reconstruction
+from hnn_toys import dense_h, dense_hjrl_reconstruction, inv
 from hypergvl.models.nn import build_model
 
 torch.set_default_dtype(torch.float32)
@@ -22,17 +22,6 @@ def random_hypergraph(seed: int, num_nodes: int = 9, num_edges: int = 6) -> tupl
         edges.append(sorted(torch.randperm(num_nodes - 1, generator=g)[:size].tolist()))
     hei = torch.tensor([[v for e in edges for v in e], [j for j, e in enumerate(edges) for _ in e]])
     return hei, num_nodes
-
-
-def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
-    h = torch.zeros(n, m, dtype=torch.float64)
-    h[hei[0], hei[1]] = 1.0
-    return h
-
-
-def inv(t: torch.Tensor, p: float = 1.0) -> torch.Tensor:
-    out = t.pow(-p)
-    return torch.where(torch.isinf(out), torch.zeros_like(out), out)
 
 
 SEEDS = [0, 1, 2]

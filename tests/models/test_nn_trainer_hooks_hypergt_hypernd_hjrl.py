@@ -21,12 +21,7 @@ from hypergvl.models.nn.hypergt import (gumbel_kernel_attention, kernel_attentio
                                softmax_kernel)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/models/conftest.py
 
 
 def dense_incidence(edges, num_nodes, dtype=torch.float64):

@@ -6,20 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hnn_toys import dense_hjrl_reconstruction, random_hypergraph  # noqa: E402
+from hnn_toys import dense_h, dense_hjrl_reconstruction, inv, random_hypergraph  # noqa: E402
 from hypergvl.models.nn import build_model
 from hypergvl.models.nn.sparse import Incidence
-
-
-def dense_h(hei: torch.Tensor, n: int, m: int) -> torch.Tensor:
-    h = torch.zeros(n, m, dtype=torch.float64)
-    h[hei[0], hei[1]] = 1.0
-    return h
-
-
-def inv(t: torch.Tensor, p: float = 1.0) -> torch.Tensor:
-    out = t.pow(-p)
-    return torch.where(torch.isinf(out), torch.zeros_like(out), out)
 
 
 def sparse_features(n: int, f: int, seed: int) -> torch.Tensor:

@@ -17,14 +17,9 @@ from hypergvl.models.nn.dropout import dropout
 from hypergvl.models.nn.sparse import Incidence
 from hypergvl.models.nn.hypergt import orthogonal_features, weighted_kernel_attention
 from hypergvl.models.nn.sheafhypergnn import DiagSheafBuilder, sheaf_diffusion
-from hnn_toys import random_hypergraph  # noqa: E402
+from hnn_toys import inv, random_hypergraph  # noqa: E402
 
 SEEDS = [0, 1, 2]
-
-
-def inv(t: torch.Tensor, p: float = 1.0) -> torch.Tensor:
-    out = t.pow(-p)
-    return torch.where(torch.isinf(out), torch.zeros_like(out), out)
 
 
 def with_duplicate(hei: torch.Tensor) -> torch.Tensor:

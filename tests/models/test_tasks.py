@@ -17,13 +17,7 @@ from hypergvl.models.datasets.data import HypergraphData, HypergraphGraphDataset
 
 # ----------------------------------------------------------------------------------------------- fixtures
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One intra-op thread: on a shared 2-core machine two threads contend and run several times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/models/conftest.py
 
 
 def planted_hypergraph(n=60, k=3, m=50, seed=0, sizes=(2, 3, 4, 5), extra=()):

@@ -22,13 +22,7 @@ needs_data = pytest.mark.skipif(not (Path(RAW) / "HyperGCN").exists(), reason="s
 
 # ----------------------------------------------------------------------------------------------- fixtures
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One intra-op thread: on a shared 2-core machine two threads contend and run several times slower."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/models/conftest.py
 
 
 class FakeModel(torch.nn.Module):

@@ -185,10 +185,12 @@ class OraclePolicy:
 def oracle_choices(run_dir: str | Path) -> dict[str, tuple[str, str]]:
     """meta id -> the combination answered right most often in the run (ties: first in COMBINATIONS order)."""
     log = Path(run_dir) / LOG
-    if not log.is_file():
-        raise ValueError(f"oracle:{run_dir}: no {LOG} there (give a hypergvl evaluate output folder)")
+    try:
+        records = samples(run_dir)
+    except ValueError:
+        raise ValueError(f"oracle:{run_dir}: no {LOG} there (give a hypergvl evaluate output folder)") from None
     score: dict[str, dict[tuple[str, str], list[int]]] = {}
-    for n, rec in samples(run_dir):
+    for n, rec in records:
         try:
             combo = (rec["text_rep"], rec["visual_rep"])
             ok = int(bool(rec["correct"]))

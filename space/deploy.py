@@ -61,11 +61,11 @@ def build_wheel(dest: Path, root: Path = ROOT) -> Path:
         else:  # not a git checkout (an unpacked source archive)
             shutil.copytree(root, src, ignore=shutil.ignore_patterns("build", ".venv", "*.egg-info", "__pycache__",
                                                                      ".git"))
-        before = set(dest.glob("hypergvl-*.whl"))
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                        "--wheel-dir", str(dest), str(src)], check=True)
-    (wheel,) = set(dest.glob("hypergvl-*.whl")) - before or dest.glob("hypergvl-*.whl")
-    return wheel
+                        "--wheel-dir", str(Path(tmp) / "dist"), str(src)], check=True)
+        (built,) = (Path(tmp) / "dist").glob("hypergvl-*.whl")
+        dest.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(built, dest / built.name))
 
 
 def deploy(space_id: str, staged: Path, *, api=None, secrets: dict | None = None, variables: dict | None = None,

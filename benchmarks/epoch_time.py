@@ -23,7 +23,7 @@ put in ``sys.modules`` by this script only. Each model is built through DHG-Benc
 yaml lacks taken from ours; ``data_processing``, ``algo_preprocessing``, ``parse_model``) on the same Cora
 hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training``: forward, NLL of
 log-softmax, HJRL's reconstruction term, backward, Adam step; ``torch.optim.Adam`` as in its code, while ours
-steps the trainer's fused Adam, ``hypergvl.models.train.make_optimizer``). Its preprocessing is outside the timing, as in
+steps the trainer's fused Adam, ``hypergvl.models.trainer.make_optimizer``). Its preprocessing is outside the timing, as in
 DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
 classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
 a fresh model of ours (tensors matched by shape in registration order, or by name for EHNN) to print the max
@@ -191,7 +191,7 @@ def import_dhgbench(path: Path) -> list[str]:
 
 def our_config(name: str):
     """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
-    from hypergvl.models.train import resolve_config
+    from hypergvl.models.trainer import resolve_config
 
     return resolve_config(name, "node", "cora")
 
@@ -482,7 +482,7 @@ def _optimizer(name: str, model, args: argparse.Namespace):
 
     if name == REFERENCE:
         return torch.optim.Adam(model.parameters(), lr=args.lr)
-    from hypergvl.models.train import make_optimizer
+    from hypergvl.models.trainer import make_optimizer
 
     return make_optimizer(model.parameters(), our_config(name).trainer)  # the trainer's own optimiser
 

@@ -33,7 +33,7 @@ def step_times(model: str, dataset: str, data, scope: str, batches: int, seed: i
     import torch
 
     from hypergvl.models.tasks import TaskModule, get_task
-    from hypergvl.models.train import make_optimizer, model_class, resolve_config
+    from hypergvl.models.trainer import make_optimizer, model_class, resolve_config
 
     cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", f"model.attention_scope={scope}"])
     task = get_task("graph")(data, cfg.task, seed, hidden=cfg.trainer.hidden)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from hypergvl.models.tasks import get_task
-    from hypergvl.models.train import load_dataset
+    from hypergvl.models.trainer import load_dataset
 
     torch.set_num_threads(args.threads)
     data = load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),

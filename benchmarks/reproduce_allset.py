@@ -36,7 +36,7 @@ for _path in (ROOT, ROOT / "benchmarks"):  # the project, and the DHG-Bench repr
 
 import reproduce_dhgbench as rd
 
-from hypergvl.models import train as TR
+from hypergvl.models import trainer as TR
 
 OVERRIDES = ("protocol=allset",)
 FOLDER = "node-allset"

@@ -5,7 +5,7 @@
         [--out DIR] [--raw-root DIR] [--threads 1] [--reference-behaviour]
 
 For every model x dataset x task it can run with the available raw data, it trains with
-``hypergvl.models.train.run_experiment`` (the shipped ``models/configs/<MODEL>.yaml``; finished runs under ``--out`` are
+``hypergvl.models.trainer.run_experiment`` (the shipped ``models/configs/<MODEL>.yaml``; finished runs under ``--out`` are
 reused, so an interrupted reproduction continues where it stopped) and prints, side by side, the project's
 mean ± std over seeds 0..runs-1 and the paper's number: Table 1 (node accuracy: Cora, Cora-CA, Twitch-gamers),
 Table A6 (hyperedge prediction AUROC and AP: Cora, Cora-CA) and Table A7 (hypergraph classification accuracy and
@@ -60,7 +60,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from hypergvl.atomic import write_text  # noqa: E402
-from hypergvl.models import train as TR  # noqa: E402
+from hypergvl.models import trainer as TR  # noqa: E402
 from hypergvl.models.nn.registry import task_refusal  # noqa: E402
 from hypergvl.models.study import common as study_common  # noqa: E402
 from hypergvl.models.study import paper as study_paper  # noqa: E402

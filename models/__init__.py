@@ -7,7 +7,12 @@ import warnings
 
 warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning)
 
+from pathlib import Path  # noqa: E402
+
 from hypergvl.cli import delegate  # noqa: E402  (the core's command registry; importing it loads no torch)
+
+#: one ``<MODEL>.yaml`` per registered model (the trainer's configs; ``hypergvl train`` checks names against them)
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 delegate("train", "Train a hypergraph neural network: any model, dataset and task, over seeds.", "hypergvl.models.train")
 delegate("study", "DHG-Bench studies (robustness, fairness, efficiency) and their report.",

@@ -1,4 +1,4 @@
-"""Published training protocols that ``--set protocol=<name>`` applies in :mod:`hypergvl.models.train`.
+"""Published training protocols that ``--set protocol=<name>`` applies in :mod:`hypergvl.models.trainer`.
 
 ``allset``: the protocol of AllSet (Chien et al., ICLR 2022, arXiv 2106.13264, section 5 and Table 3) that ED-HNN
 (Wang et al., ICLR 2023, arXiv 2207.06680, section 6 and Table 2) and most later hypergraph papers compare under:
@@ -41,7 +41,7 @@ _MODELS = f"{ALLSET} src/models.py"
 _ED = f"{EDHNN} README.md"
 _EDTRAIN = f"{EDHNN} train.py"
 
-#: (key, value, source) as :func:`hypergvl.models.train.resolve_config` applies them
+#: (key, value, source) as :func:`hypergvl.models.trainer.resolve_config` applies them
 Setting = tuple[str, Any, str]
 
 

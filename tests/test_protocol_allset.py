@@ -15,7 +15,8 @@ from benchmark_scripts import load_script
 from hnn_toys import planted
 
 from hypergvl.models import protocols as P
-from hypergvl.models import train as TR
+from hypergvl.models import trainer as TR
+from hypergvl.models.train import main as train_main
 from hypergvl.models.nn import MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +91,7 @@ def test_unknown_protocol_and_other_tasks_are_refused(tmp_path, capsys):
         TR.resolve_config("HGNN", "hyperedge", "cora", None, ["protocol=allset"])
     # the tasks' own protocol key is still reached by its bare name
     assert TR.resolve_config("HGNN", "hyperedge", "cora", None, ["protocol=paper"]).task.protocol == "paper"
-    rc = TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(tmp_path / "o"),
+    rc = train_main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(tmp_path / "o"),
                   "--set", "protocol=nope"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: unknown protocol 'nope'")

@@ -8,7 +8,7 @@ import pytest
 
 from benchmark_scripts import load_script
 
-from hypergvl.models import train as TR
+from hypergvl.models import trainer as TR
 from hypergvl.models.study import common
 
 PART2 = ("LEGCN", "HyperND", "PhenomNN", "SheafHyperGNN", "HJRL", "DPHGNN", "HyperGT", "EHNN", "T-HyperGNN")
@@ -94,7 +94,7 @@ def test_refused_rows_say_so(rd, tmp_path):
 def test_reference_behaviour_options_are_valid_and_each_changes_the_config(rd):
     """Every REFERENCE_BEHAVIOURS option is a key its model accepts, with a value other than the one the default
     row resolves to (an option equal to the default would make the second table repeat the first)."""
-    from hypergvl.models import train as TR
+    from hypergvl.models import trainer as TR
     from hypergvl.models.nn import build_model
     for model, per_task in rd.REFERENCE_BEHAVIOURS.items():
         for task, options in per_task.items():

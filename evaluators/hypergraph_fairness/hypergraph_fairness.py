@@ -8,7 +8,7 @@ target label y in {0,1} and binary sensitive attribute s in {0,1}."
     ΔEO = |P(ŷ=1 | s=1, y=1) − P(ŷ=1 | s=0, y=1)|            (eq. 4)
 
 All three values are reported in percent, as in DHG-Bench Table A8. The formulas live in one place,
-:func:`hypergvl.models.tasks.fairness.fairness_metrics`, which node classification in :mod:`hypergvl.models.train` uses too.
+:func:`hypergvl.models.tasks.fairness.fairness_metrics`, which node classification in :mod:`hypergvl.models.trainer` uses too.
 """
 
 import datasets

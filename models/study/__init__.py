@@ -9,7 +9,7 @@
 
 Sections of DHG-Bench (Li et al., 2025): 3.3 (RQ2-RQ4), 4.2 efficiency (Figure 1), 4.3 robustness (Figures 2-4,
 appendix B.4), 4.4 fairness (Figure 5, appendix B.5, Table A8). No study names a model: the default is every
-model in :data:`hypergvl.models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`hypergvl.models.train`'s configuration (for
+model in :data:`hypergvl.models.nn.MODELS`. ``--set key=value`` overrides reach :mod:`hypergvl.models.trainer`'s configuration (for
 example ``--set epochs=5`` for a quick look); each model's ``models/configs/<MODEL>.yaml`` applies otherwise.
 
 Result folder (``--out DIR``; every study is resumable per seed: a seed with a finished point is skipped on rerun,

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import torch
 
-from hypergvl.models.train import ConfigError, mean_std, write_json_atomic
+from hypergvl.models.trainer import ConfigError, mean_std, write_json_atomic
 from hypergvl.provenance import provenance
 
 SCHEMA = "hypergvl.hnn-study.point"

@@ -33,7 +33,7 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from hypergvl.models.train import ConfigError
+from hypergvl.models.trainer import ConfigError
 
 from .common import make_point, point_path, read_point, resolve_models, seed_tag, write_point
 
@@ -142,7 +142,7 @@ def child(spec: dict[str, Any]) -> int:
     write its point (``status`` ok, or oom on an allocation failure)."""
     import torch
 
-    from hypergvl.models.train import run_experiment
+    from hypergvl.models.trainer import run_experiment
 
     from .common import load_node_dataset, seed_point
 

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from hypergvl.models.train import ConfigError, run_experiment, run_seeds
+from hypergvl.models.trainer import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 
@@ -26,7 +26,7 @@ FAIRNESS_DATASETS = ("german", "bail", "credit")
 def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] = FAIRNESS_DATASETS, runs: int = 5,
         overrides: Sequence[str] = (), raw_root: Optional[str] = None, progress: bool = True,
         seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
-    """Every (dataset, model) cell over seeds ``0..runs-1`` (or ``seeds``, :func:`hypergvl.models.train.run_seeds`); returns the
+    """Every (dataset, model) cell over seeds ``0..runs-1`` (or ``seeds``, :func:`hypergvl.models.trainer.run_seeds`); returns the
     seed points (finished ones are read)."""
     models = resolve_models(models)
     seeds = run_seeds(runs, seeds)

@@ -2,7 +2,7 @@
 
 Nothing is trained here. Inputs are folders written by the studies (their ``points/**/*.json``, schema in
 :mod:`hypergvl.models.study`; the seed points of a cell are merged by :func:`hypergvl.models.study.common.aggregate`) and, for the
-effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.train` outside a study's ``train/`` folder (e.g.
+effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.trainer` outside a study's ``train/`` folder (e.g.
 ``benchmarks/reproduce_dhgbench.py --out DIR``). Outputs in ``--out``:
 
 * ``robustness.md`` -- per dataset and kind, accuracy (mean±std over runs) per model and ratio, and the drop from
@@ -27,7 +27,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from hypergvl.models.train import ConfigError, write_json_atomic
+from hypergvl.models.trainer import ConfigError, write_json_atomic
 from hypergvl.provenance import provenance
 
 from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points

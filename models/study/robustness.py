@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 from tqdm import tqdm
 
 from hypergvl.models import perturb as P
-from hypergvl.models.train import ConfigError, run_experiment, run_seeds
+from hypergvl.models.trainer import ConfigError, run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 
@@ -44,7 +44,7 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
         raw_root: Optional[str] = None, perturb_self_loops: bool = False, mask_by: str = "column",
         progress: bool = True, seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
     """Train and test over the grid; returns the point documents (finished ones are read, not retrained).
-    ``seeds`` (default ``0..runs-1``) restricts every cell to those seeds (:func:`hypergvl.models.train.run_seeds`)."""
+    ``seeds`` (default ``0..runs-1``) restricts every cell to those seeds (:func:`hypergvl.models.trainer.run_seeds`)."""
     models = resolve_models(models)
     seeds = run_seeds(runs, seeds)
     specs = []

@@ -3,7 +3,7 @@
 DHG-Bench (Li et al., 2025), section 2: "we focus on three supervised learning tasks, covering node-, edge-,
 and graph-level prediction". Every model in :mod:`hypergvl.models.nn` is an *encoder* mapping
 ``(x, hyperedge_index, num_hyperedges)`` to node representations; a task owns the data split, the head on top
-of the encoder, the loss and the metrics, so that one training loop (:mod:`hypergvl.models.train`) serves all three.
+of the encoder, the loss and the metrics, so that one training loop (:mod:`hypergvl.models.trainer`) serves all three.
 
 * ``node`` -- node classification. Section 3.1: "we adopt a split of 50%/25%/25% for training, validation, and
   testing" (random per seed, not stratified); appendix B.1: cross-entropy loss, accuracy. When the dataset

@@ -1,4 +1,4 @@
-"""Typed settings of the three tasks (fields are ``task.`` keys of :mod:`hypergvl.models.train` configs)."""
+"""Typed settings of the three tasks (fields are ``task.`` keys of :mod:`hypergvl.models.trainer` configs)."""
 
 from __future__ import annotations
 

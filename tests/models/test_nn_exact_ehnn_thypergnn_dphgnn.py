@@ -231,8 +231,8 @@ def test_register_model_rejects_a_malformed_refusal():
 
 
 def test_trainer_refuses_with_the_reason(tmp_path, capsys):
-    from hypergvl.models import train as TR
-    code = TR.main(["--model", "EHNN", "--dataset", "rhg-10", "--task", "graph", "--runs", "1",
+    from hypergvl.models.train import main as train_main
+    code = train_main(["--model", "EHNN", "--dataset", "rhg-10", "--task", "graph", "--runs", "1",
                     "--out", str(tmp_path / "out"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "does not support task 'graph'" in err and "appendix C.1" in err

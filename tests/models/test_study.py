@@ -26,7 +26,7 @@ from hypergvl.models.study import fairness as FAIR
 from hypergvl.models.study import report as REP
 from hypergvl.models.study import robustness as ROB
 from hypergvl.models.study.__main__ import main as study_main
-from hypergvl.models.train import ConfigError, run_experiment
+from hypergvl.models.trainer import ConfigError, run_experiment
 
 
 def _raw_root():

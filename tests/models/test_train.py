@@ -12,7 +12,8 @@ import torch
 
 from hnn_toys import graph_set, planted
 from benchmark_scripts import load_script
-from hypergvl.models import train as TR
+from hypergvl.models import trainer as TR
+from hypergvl.models.train import main as train_main
 
 ROOT = Path(__file__).resolve().parents[2]
 _DATA = ROOT / ".." / "shared" / "data"
@@ -123,14 +124,34 @@ def test_unknown_model_task_dataset_list_the_choices():
 
 def test_cli_errors_exit_non_zero(tmp_path, capsys):
     out = tmp_path / "o"
-    assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out),
+    assert train_main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out),
                     "--set", "lr=abc"]) == 2
     assert "error: --set: lr: expected float" in capsys.readouterr().err
     assert not out.exists()
-    assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out), "--runs", "0"]) == 2
+    assert train_main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--out", str(out), "--runs", "0"]) == 2
     proc = subprocess.run([sys.executable, "-m", "hypergvl.models.train", "--model", "Nope", "--dataset", "cora", "--task",
                            "node", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "unknown model 'Nope'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_mistyped_model_or_task_is_refused_before_torch_loads(tmp_path):
+    """hypergvl train reads the model and task names from the registering decorators in the sources, so a typo is
+    answered without importing the trainer (torch, the model zoo: 5-6 s); the names read are the registries'."""
+    from hypergvl.models import train
+    from hypergvl.models.nn import MODELS
+    from hypergvl.models.tasks import TASKS
+
+    assert sorted(train.registered_names(train.HERE / "nn", "register_model")) == sorted(MODELS)
+    assert sorted(train.registered_names(train.HERE / "tasks", "register_task")) == sorted(TASKS)
+    code = ("import sys\nfrom hypergvl.models.train import main\nrc = main(sys.argv[1:])\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\nsys.exit(rc)")
+    for argv, message in ((["--model", "HGNNN", "--task", "node"], "unknown model 'HGNNN'; did you mean HGNN?"),
+                          (["--model", "hgnn", "--task", "node"], "unknown model 'hgnn'; did you mean HGNN?"),
+                          (["--model", "HGNN", "--task", "nodes"], "unknown task 'nodes'; did you mean node?")):
+        proc = subprocess.run([sys.executable, "-c", code, *argv, "--dataset", "cora", "--out", str(tmp_path / "o")],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert not (tmp_path / "o").exists()
 
 
 # ----------------------------------------------------------------------------------------------- end to end
@@ -186,7 +207,7 @@ def test_cli_on_real_data(tmp_path, capsys, task, dataset, metric):
     out = tmp_path / "o"
     argv = ["--model", "HGNN", "--dataset", dataset, "--task", task, "--runs", "1", "--out", str(out),
             "--raw-root", RAW, "--set", "epochs=1", "--no-progress"]
-    assert TR.main(argv) == 0
+    assert train_main(argv) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     summary = json.loads((out / "summary.json").read_text())
     assert line == f"HGNN {dataset} {task}: test {metric} {summary['mean']:.2f} ± {summary['std']:.2f} (1 run)"
@@ -231,7 +252,7 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch, capsys):
     # (run_experiment itself summarises runs 0..runs-1, which the studies use to read one seed's record)
     summary = (out / "summary.json").read_bytes()
     assert TR.finished_runs(out) == 2 and TR.finished_runs(tmp_path / "absent") == 0
-    assert TR.main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--runs", "1", "--out", str(out),
+    assert train_main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--runs", "1", "--out", str(out),
                     "--resume", "--no-progress"]) == 2
     assert "holds 2 finished runs, more than --runs 1; pass --runs 2 or more" in capsys.readouterr().err
     assert (out / "summary.json").read_bytes() == summary

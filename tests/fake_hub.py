@@ -98,9 +98,19 @@ class FakeHub:
         self._blobs.mkdir(parents=True, exist_ok=True)
 
     # ------------------------------------------------------------------------------------------ set-up helpers
-    def create_repo(self, repo_id: str, *, repo_type: str = "dataset") -> None:
-        """A new repo with the Hub's initial commit (one ``.gitattributes``)."""
+    def create_repo(self, repo_id: str, *, repo_type: str = "dataset", exist_ok: bool = True, space_sdk=None,
+                    **hub_kwargs) -> None:
+        """A new repo with the Hub's initial commit (one ``.gitattributes``). Code under test may call it as it
+        calls ``HfApi.create_repo`` (the arguments are bound against that signature): a Space needs ``space_sdk``
+        as on the Hub, and an existing repo is an HTTP 409 unless ``exist_ok``."""
+        inspect.signature(HfApi.create_repo).bind(self, repo_id, repo_type=repo_type, exist_ok=exist_ok,
+                                                  space_sdk=space_sdk, **hub_kwargs)
+        if repo_type == "space" and space_sdk not in constants.SPACES_SDK_TYPES:
+            raise ValueError(f"Invalid space_sdk. Please choose one of {constants.SPACES_SDK_TYPES}.")
+        self.calls["create_repo"] += 1
         with self._lock:
+            if not exist_ok and (repo_type, repo_id) in self._repos:
+                raise http_error(409, "POST", f"{ENDPOINT}/api/repos/create", message="You already created this repo")
             repo = self._repos.setdefault((repo_type, repo_id), _Repo())
             if not repo.head:
                 self._land(repo, {".gitattributes": self._store_blob(b"*.json text\n")}, "initial commit")

@@ -1,4 +1,4 @@
-"""Space tests: this folder's helpers (``store_contract``, ``fake_hub``) and the checkout root (``space``) importable."""
+"""Space tests: this folder's helpers (``store_contract``) and the checkout root (``space``) importable (``fake_hub`` is one folder up, shared)."""
 import sys
 from pathlib import Path
 

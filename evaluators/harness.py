@@ -178,14 +178,11 @@ def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = Tr
 # ================================================================================================ results
 def score_records(records: list[dict]) -> dict:
     """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
-    import evaluate
+    from .accuracy import accuracy_scores
 
-    from . import metric_path
-
-    metric = evaluate.load(metric_path("hypergvl_accuracy"))
-    return metric.compute(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
-                          text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
-                          scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
+    return accuracy_scores(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
+                           text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
+                           scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
 
 
 def finish_stats(records) -> dict:

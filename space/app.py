@@ -42,7 +42,6 @@ from hypergvl.builder import TEXT_LABELS, VISUAL_LABELS  # noqa: E402
 from hypergvl.evaluators.routing import policy_label  # noqa: E402
 from hypergvl.tasks import TASK_CODES  # noqa: E402
 
-from .isolation import warm_up  # noqa: E402
 from .scoring import POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
 from .config import SpaceConfig  # noqa: E402
 from .service import (MODEL_TYPES, Service, Submission, current_sets, make_service,  # noqa: E402
@@ -595,7 +594,6 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     import os
 
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
-    warm_up()  # uploads are graded in child processes of a fork server (hypergvl.space.isolation): start it before serving
     data = service.config.data_dir
     # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
     # which let any local client choose its submitter identity): only the configured proxies, none by default

@@ -7,8 +7,8 @@ when it exits, and the parent kills it once it runs past ``seconds`` or its resi
 ``memory_bytes`` (checked every ``_TICK_S``). Every way it can end reaches the caller as one
 :class:`SubmissionError` that says which budget ran out, or as the error the work raised.
 
-Children are forked from the server (``fork``): they start in milliseconds with the grading modules and the
-metric already loaded, and run nothing but ``fn`` (no lock another thread may hold is taken: no logging, no store,
+Children are forked from the server (``fork``): they start in milliseconds with the grading modules (imported by this
+module through :mod:`.scoring`) already loaded, and run nothing but ``fn`` (no lock another thread may hold is taken: no logging, no store,
 no output). The ``forkserver`` and ``spawn`` methods were measured and rejected: each child re-imports the
 launching script (``python space/app.py``, whose relative imports fail outside the package) or, launched with
 ``python -m hypergvl.space.app``, the whole Gradio app, seconds per upload. A child dies with the server
@@ -23,14 +23,9 @@ import signal
 import time
 from typing import Any, Callable
 
-from .scoring import SubmissionError, metric
+from .scoring import SubmissionError
 
 _TICK_S = 0.05  # how often the parent checks the child's time and resident memory
-
-
-def warm_up() -> None:
-    """Load the grading metric in the server now (some seconds), so every child starts with it loaded."""
-    metric()
 
 
 def _resident(pid: int) -> int:
@@ -102,4 +97,4 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
     return value
 
 
-__all__ = ["run_bounded", "warm_up"]
+__all__ = ["run_bounded"]

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hypergvl.evaluators.accuracy import accuracy_scores
 from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
 from hypergvl.tasks import TASK_CODES, UNDERSTANDING
 
@@ -392,21 +393,6 @@ def submitted_provenance(results: dict | None) -> dict:
     return doc if len(text) <= PROVENANCE_BYTES else {}
 
 
-_METRIC = None
-
-
-def metric():
-    """The ``hypergvl_accuracy`` metric, loaded once per process."""
-    global _METRIC
-    if _METRIC is None:
-        import evaluate
-
-        from hypergvl.evaluators import metric_path
-
-        _METRIC = evaluate.load(metric_path("hypergvl_accuracy"))
-    return _METRIC
-
-
 @dataclass
 class Scored:
     scores: dict
@@ -419,7 +405,7 @@ def score(records: list[dict], index: SampleIndex, track: str) -> Scored:
     keys = check_selection(records, index, track)
     refs = [index.meta[m][3] for m, _, _ in keys]
     text_names, visual_names = AXES["text_rep"], AXES["visual_rep"]
-    out = metric().compute(
+    out = accuracy_scores(
         predictions=[r["response"] for r in records], references=refs, return_verdicts=True,
         text_reps=[text_names[t] for _, t, _ in keys], visual_reps=[visual_names[v] for _, _, v in keys],
         scales=[SCALES[index.meta[m][1]] for m, _, _ in keys], sources=[SOURCES[index.meta[m][2]] for m, _, _ in keys])

@@ -20,7 +20,7 @@ import numpy as np
 from hypergvl.atomic import atomic_path
 from .config import SpaceConfig
 from .counters import Counters
-from .isolation import run_bounded, warm_up
+from .isolation import run_bounded
 from .scoring import (AXES, POLICIES, TRACKS, SubmissionError, dense, grade_upload, scorer_version,
                       scoring_provenance, summarise_many)
 from .store import DuplicateError, Entry, Request, SQLiteStore, Store
@@ -143,7 +143,6 @@ class Service:
         testset = self._testset(sub.testset)
         self._rate_check(submitter)
         limits = self.config.limits
-        warm_up()  # the metric, loaded once here: every grading child starts with it
         scored, sha, submitted = run_bounded(
             grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256,
                            self.remedy(testset)),

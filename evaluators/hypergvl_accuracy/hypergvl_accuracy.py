@@ -9,18 +9,16 @@ parameters, canonical answer), so any valid answer to a planning task (3-CL, SHC
 stored one. Sec. 3.1: "the factually accurate answers with incorrect formats are also considered to be correct
 after manual review"; the grading rules of ``hypergvl.answers`` (``SCORER_VERSION``) stand in for that review.
 
+The computation is :func:`hypergvl.evaluators.accuracy.accuracy_scores` (the harness and the Space call it too).
 Speed: the 84,000 samples of the benchmark share 2,400 references (one per meta problem), so each distinct
 reference string is parsed once (``parse_reference``), and each distinct (reference, response) pair is verified
 once (``TASKS[task].verify``, what ``score_response`` runs per call).
 """
 
-import gc
-
 import datasets
 import evaluate
-import numpy as np
 from hypergvl.evaluators._inputs import check_strings
-from hypergvl.tasks import TASKS, UNDERSTANDING, parse_reference
+from hypergvl.evaluators.accuracy import accuracy_scores, parse_row_reference
 
 _DESCRIPTION = """
 Accuracy of raw model responses on the HyperGVL benchmark. Every response is read as a careful human grader
@@ -84,45 +82,6 @@ _CITATION = """\
 }
 """
 
-_GROUPINGS = (("text_reps", "by_text_rep"), ("visual_reps", "by_visual_rep"), ("scales", "by_scale"),
-              ("sources", "by_source"))
-
-
-def _parse_reference(index, text):
-    """The row reference, parsed and validated once; ValueError naming the row otherwise."""
-    try:
-        return parse_reference(text)
-    except ValueError as error:
-        raise ValueError(f"references[{index}] is not a HyperGVL row reference: {error}") from None
-
-
-def _summaries(group_of, num_groups, task_of, correct, unparsed, codes, understanding):
-    """Per-group statistics from integer group and task indices (one bincount each, no Python loop per sample)."""
-    num_tasks = len(codes)
-    cell = group_of * num_tasks + task_of
-    total = np.bincount(cell, minlength=num_groups * num_tasks).reshape(num_groups, num_tasks)
-    right = np.bincount(cell, weights=correct, minlength=num_groups * num_tasks).reshape(num_groups, num_tasks)
-    missed = np.bincount(group_of, weights=unparsed, minlength=num_groups)
-    out = []
-    for g in range(num_groups):
-        n = int(total[g].sum())
-        per_task = {codes[t]: 100.0 * right[g, t] / total[g, t] for t in range(num_tasks) if total[g, t]}
-        u = [v for code, v in per_task.items() if code in understanding]
-        r = [v for code, v in per_task.items() if code not in understanding]
-        out.append(
-            {
-                "accuracy": 100.0 * float(right[g].sum()) / n,
-                "per_task": {code: float(v) for code, v in per_task.items()},
-                "avg_u": float(np.mean(u)) if u else None,
-                "avg_r": float(np.mean(r)) if r else None,
-                "unparsed_rate": 100.0 * float(missed[g]) / n,
-                "num_samples": n,
-                "per_task_count": {codes[t]: int(total[g, t]) for t in range(num_tasks) if total[g, t]},
-            }
-        )
-    return out
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class HypergvlAccuracy(evaluate.Metric):
     """Verified accuracy on HyperGVL with the paper's aggregations (Tables 3-4, Fig. 4), in percent."""
@@ -144,7 +103,7 @@ class HypergvlAccuracy(evaluate.Metric):
         parsed = self.__dict__.setdefault("_parsed_references", {})  # handed to _compute, which empties it
         for i, text in enumerate(references):
             if text not in parsed:
-                parsed[text] = _parse_reference(i, text)
+                parsed[text] = parse_row_reference(i, text)
         super().add_batch(predictions=predictions, references=references)
 
     def add(self, *, prediction=None, reference=None):
@@ -153,54 +112,5 @@ class HypergvlAccuracy(evaluate.Metric):
 
     def _compute(self, predictions, references, text_reps=None, visual_reps=None, scales=None, sources=None,
                  return_verdicts=False):
-        n = len(predictions)
-        if n == 0:
-            raise ValueError("no predictions given")
-        groupings = {"text_reps": text_reps, "visual_reps": visual_reps, "scales": scales, "sources": sources}
-        check_strings({"predictions": predictions, **{k: v for k, v in groupings.items() if v is not None}})
-
-        codes = list(TASKS)
-        task_index = {code: t for t, code in enumerate(codes)}
-        understanding = set(UNDERSTANDING)
-        parsed_by_add_batch = self.__dict__.pop("_parsed_references", {})
-        parsed_references = {}  # reference string -> (Reference, task index)
-        verdicts = {}  # (reference string, response) -> Verdict
-        task_of = np.empty(n, dtype=np.int64)
-        results = []
-        # Pause the cyclic garbage collector, which would otherwise rescan the growing caches again and again
-        # (measurable on 84,000 samples); reference counting still frees everything, cycles go once it resumes.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for i, (response, reference_text) in enumerate(zip(predictions, references)):
-                entry = parsed_references.get(reference_text)
-                if entry is None:
-                    reference = parsed_by_add_batch.get(reference_text) or _parse_reference(i, reference_text)
-                    entry = parsed_references[reference_text] = (reference, task_index[reference.task])
-                task_of[i] = entry[1]
-                verdict = verdicts.get((reference_text, response))
-                if verdict is None:
-                    verdict = verdicts[(reference_text, response)] = TASKS[entry[0].task].verify(entry[0], response)
-                results.append(verdict)
-        finally:
-            if collecting:
-                gc.enable()
-        correct = np.fromiter((v.correct for v in results), dtype=np.float64, count=n)
-        unparsed = np.fromiter((v.unparsed for v in results), dtype=np.float64, count=n)
-
-        def summarise(labels):
-            names, group_of = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
-            rows = _summaries(group_of.ravel(), len(names), task_of, correct, unparsed, codes, understanding)
-            return dict(zip(names.tolist(), rows))
-
-        output = _summaries(np.zeros(n, dtype=np.int64), 1, task_of, correct, unparsed, codes, understanding)[0]
-        for name, key in _GROUPINGS:
-            if groupings[name] is not None:
-                output[key] = summarise(groupings[name])
-        if sources is not None and scales is not None:
-            output["by_source_and_scale"] = summarise([f"{a}/{b}" for a, b in zip(sources, scales)])
-        if return_verdicts:
-            output["correct"] = [bool(v.correct) for v in results]
-            output["unparsed"] = [bool(v.unparsed) for v in results]
-            output["parsed"] = [v.parsed for v in results]
-        return output
+        return accuracy_scores(predictions, references, text_reps, visual_reps, scales, sources, return_verdicts,
+                               parsed_references=self.__dict__.pop("_parsed_references", {}))

@@ -135,15 +135,19 @@ def test_scores_equal_independent_verification_and_ignore_claims(space_service):
 
 def test_cells_reproduce_every_metric_grouping(space_service):
     """Every grouping derived from the stored cells equals the metric's own, computed from the samples directly."""
-    from hypergvl.space.scoring import groupings, metric
+    import evaluate
+
+    from hypergvl.evaluators import metric_path
+    from hypergvl.space.scoring import groupings
 
     raw = (seeded_run(space_service, "baseline-random-vision") / "samples.jsonl").read_bytes()
     index = space_service.sets.index(space_service.sets.current("public").name)
     s = score(parse_samples(raw), index, "vision")
     recs = [json.loads(x) for x in raw.splitlines()]
-    want = metric().compute(predictions=[r["response"] for r in recs], references=[r["reference"] for r in recs],
-                            text_reps=[r["text_rep"] for r in recs], visual_reps=[r["visual_rep"] for r in recs],
-                            scales=[r["scale"] for r in recs], sources=[r["source"] for r in recs])
+    want = evaluate.load(metric_path("hypergvl_accuracy")).compute(
+        predictions=[r["response"] for r in recs], references=[r["reference"] for r in recs],
+        text_reps=[r["text_rep"] for r in recs], visual_reps=[r["visual_rep"] for r in recs],
+        scales=[r["scale"] for r in recs], sources=[r["source"] for r in recs])
     got = groupings(s.cells)
     for key in ("by_text_rep", "by_visual_rep", "by_scale", "by_source", "by_source_and_scale"):
         assert set(got[key]) == set(want[key]), key

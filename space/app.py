@@ -621,7 +621,7 @@ def start(service: Service) -> dict:
     report = rescore(service)
     if report["regraded"] or report["kept"]:
         print(f"scorer version {report['version']}: re-graded {len(report['regraded'])} entries, kept "
-              f"{len(report['kept'])} without raw records", flush=True)
+              f"{len(report['kept'])} as they were (listed by hypergvl space rescore)", flush=True)
     return report
 
 

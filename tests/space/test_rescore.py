@@ -107,3 +107,33 @@ def test_python_m_space_rescore(space_service, tmp_path):
 
     versions = {e.id: e.scorer_version for e in SQLiteStore(data / "leaderboard.sqlite").entries()}
     assert versions == {**{k: scorer_version() for k in want}, "lost": "1"}
+
+
+def test_regrading_runs_under_the_upload_budgets_and_a_failure_is_not_retried_at_every_start(space_service, tmp_path,
+                                                                                            monkeypatch):
+    """Each entry is re-graded in a bounded child process (the upload budgets): one whose grading runs past the
+    budget is stopped, kept as it was, and remembered, so the next start does not read it again (30 hostile entries
+    once cost 36.7 s and 3 GB at every start). Here the grading is made slow; memory is watched the same way."""
+    import time
+
+    from hypergvl.space import rescore as R
+    from hypergvl.space.app import start
+
+    svc, want = stored_under_version_1(space_service, tmp_path)
+    svc.config = replace(svc.config, limits=replace(svc.config.limits, max_grading_s=0.5))
+    monkeypatch.setattr(R, "_scored", lambda *args: time.sleep(30))
+    t0 = time.monotonic()
+    report = start(svc)
+    assert time.monotonic() - t0 < 15
+    assert report["regraded"] == [] and {k for k, _ in report["kept"]} == {*want, "lost"}
+    reasons = dict(report["kept"])
+    assert all("longer than 0.5 s and was stopped" in reasons[k] for k in want), reasons
+    assert "no kept raw records" in reasons["lost"]
+    failed = json.loads((svc.config.data_dir / "private" / R.FAILED).read_text())
+    assert {k: v["version"] for k, v in failed.items()} == {k: scorer_version() for k in (*want, "lost")}
+    calls = []
+    monkeypatch.setattr(R, "run_bounded", lambda *a, **k: calls.append(a))
+    again = start(svc)
+    assert calls == [] and {k for k, _ in again["kept"]} == {*want, "lost"}
+    assert all("could not be re-graded under version" in reason for _, reason in again["kept"])
+    assert {e.scorer_version for e in svc.store.entries()} == {"1"}  # nothing lost, nothing changed

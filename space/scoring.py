@@ -67,9 +67,10 @@ class Limits:
 def read_upload(path: str | Path, limits: Limits = Limits(), *, keep_reference: bool = True
                 ) -> tuple[list[dict], dict | None, str]:
     """``(records, results_json_or_None, sha256_of_the_file)`` of a ``.jsonl`` file or a ``.zip`` of a
-    ``hypergvl evaluate`` output folder. Records keep only ``id``, ``response`` (and ``reference`` where
-    ``keep_reference``: a public set compares it; a hidden set's upload needs no field it does not score) plus
-    ``line``.
+    ``hypergvl evaluate`` output folder. Records keep only ``id``, ``response`` (and the sha256 of ``reference``
+    where ``keep_reference``: a public set compares it; a hidden set's upload needs no field it does not score) plus
+    ``line``: what a record costs is its response, never the kilobytes of its reference (which one character
+    outside the BMP would store at 4 bytes a character).
 
     Streaming: the file is hashed in blocks and ``samples.jsonl`` is read one bounded line at a time, every limit
     (bytes, unpacked bytes, lines, line length, nesting, zip entries) checked as it is read, so the work and the
@@ -229,15 +230,16 @@ def parse_stream(stream, limits: Limits = Limits(), *, unpacked: int | None = No
         if len(rec["response"]) > limits.max_response_chars:
             raise SubmissionError(f"line {n}: field 'response' is longer than {limits.max_response_chars:,} characters")
         kept = {"id": rec["id"], "response": rec["response"], "line": n}
-        if keep_reference and isinstance(rec.get("reference"), str):
-            kept["reference"] = rec["reference"]
+        reference = rec.get("reference") if keep_reference and isinstance(rec.get("reference"), str) else None
         if b"\\u" in line or b"\\U" in line:  # only a \u escape can spell a lone surrogate in UTF-8 text
-            for key, value in kept.items():
+            for key, value in (*kept.items(), ("reference", reference)):
                 m = _SURROGATE.search(value) if isinstance(value, str) else None
                 if m:
                     raise SubmissionError(f"line {n}: field {key!r} holds an unpaired surrogate "
                                           f"(U+{ord(m.group()):04X} at character {m.start() + 1}); a JSON string "
                                           "escapes a character outside the BMP as a pair, e.g. \\ud83d\\ude00")
+        if reference is not None:  # compared by digest: the string itself (kilobytes a row) is not kept
+            kept["reference_sha256"] = reference_digest(reference)
         if rec["id"] in first_line:
             raise SubmissionError(f"line {n}: sample {rec['id']!r} appears twice (first on line {first_line[rec['id']]})")
         first_line[rec["id"]] = n
@@ -265,12 +267,24 @@ def _kind(value) -> str:
 
 
 # ================================================================================================ references
+def reference_digest(reference: str) -> bytes:
+    """sha256 of a row reference's UTF-8 text: how an upload's ``reference`` is compared with the set's."""
+    return hashlib.sha256(reference.encode("utf-8")).digest()
+
+
 class SampleIndex:
     """What the server knows about every meta problem of a test set: task, scale, source and reference."""
 
     def __init__(self, meta: dict[str, tuple[int, int, int, str]], build_sha256: str, *, public: bool = False):
         self.meta, self.build_sha256 = meta, build_sha256  # meta id -> (task, scale, source indices, reference)
         self.public = public  # a public set's references are published: an upload's own may be compared with them
+        self._digests: dict[str, bytes] = {}
+
+    def reference_digest(self, meta: str) -> bytes:
+        """:func:`reference_digest` of meta problem ``meta``'s reference (computed once)."""
+        if meta not in self._digests:
+            self._digests[meta] = reference_digest(self.meta[meta][3])
+        return self._digests[meta]
 
     @classmethod
     def from_build(cls, build: str, build_sha256: str, *, public: bool = False) -> "SampleIndex":
@@ -311,7 +325,7 @@ def check_selection(records: list[dict], index: SampleIndex, track: str) -> list
                                       f"{seen_meta[meta]}); a routed run answers one pair per problem")
             seen_meta[meta] = rec["line"]
         # a hidden set's references are compared with nothing the upload holds (only the score uses them)
-        if index.public and "reference" in rec and rec["reference"] != index.meta[meta][3]:
+        if index.public and "reference_sha256" in rec and rec["reference_sha256"] != index.reference_digest(meta):
             raise SubmissionError(f"line {rec['line']}: sample {rec['id']!r} was answered on another build (its "
                                   "reference differs from this test set's)")
         out.append((meta, texts[text], visuals[visual]))

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import free_port, fresh, seeded_run
 from hypergvl.space.isolation import run_bounded
-from hypergvl.space.scoring import Limits, SubmissionError
+from hypergvl.space.scoring import Limits, SubmissionError, read_upload
 
 
 def _sleep(seconds):
@@ -134,12 +134,31 @@ def test_a_worst_case_upload_is_graded_within_its_stated_budget(space_service, t
 
 
 def test_a_hidden_upload_keeps_no_reference_field(tmp_path):
-    from hypergvl.space.scoring import read_upload
 
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"id": "a/b/c", "response": "Ans: 1", "reference": "x" * 1000}) + "\n")
     assert read_upload(path, keep_reference=False)[0] == [{"id": "a/b/c", "response": "Ans: 1", "line": 1}]
-    assert read_upload(path)[0][0]["reference"] == "x" * 1000
+    assert "reference" not in read_upload(path)[0][0]
+
+
+def test_a_kept_record_costs_its_response_never_its_reference(tmp_path):
+    """One character outside the BMP stores a whole string at 4 bytes a character, and the reference (kilobytes a
+    row) used to be kept: a 358 KB upload cost +1,567 MB. A public upload's record now keeps its id, response, line
+    and the 32-byte digest of its reference, which is what the selection check compares."""
+    import tracemalloc
+
+    from hypergvl.space.scoring import reference_digest
+
+    ref = "\U0001F600" + "x" * 4000
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"id": f"m{i}/n_set/enc_hy", "response": "Ans: 1", "reference": ref}) + "\n"
+                            for i in range(2000)))
+    tracemalloc.start()
+    records = read_upload(path)[0]
+    kept, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert records[0]["reference_sha256"] == reference_digest(ref) and "reference" not in records[0]
+    assert kept < 2000 * 1024, kept  # under 1 KiB a record; the reference alone would be 16 KB at 4 bytes a character
 
 
 def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service, tmp_path):

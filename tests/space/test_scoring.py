@@ -104,7 +104,7 @@ def test_reads_a_zipped_evaluate_folder(space_service, tmp_path):
                                                                                         "run.json")})
     records, results, sha = read_upload(z)
     assert len(records) == 420 and results["model"]["name"] == "baseline:symbolic" and len(sha) == 64
-    assert set(records[0]) <= {"id", "response", "line", "reference"}  # submitted verdicts are not even kept
+    assert set(records[0]) <= {"id", "response", "line", "reference_sha256"}  # submitted verdicts are not even kept
 
 
 # ------------------------------------------------------------------------------------------------ scoring

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-__all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "summarise", "main"]
+__all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "shuffled_profile", "summarise", "main"]
 
 from hypergvl.atomic import write_json
 from hypergvl.evaluators.baselines import PROFILE_SCALES as SCALES
@@ -104,6 +104,38 @@ def default_profile() -> dict:
             "p": table}
 
 
+def shuffled_profile(seed: int = 0) -> dict:
+    """A profile whose preferences differ from the default one's and depend on the task and the scale: to check
+    that a router learns a model it has never seen (not the default table's pattern, nor Top).
+
+    Per task, one best pair for small and medium hypergraphs and another for large ones, drawn with ``seed``
+    among the pairs that are neither Top (N-Set + Enc-Hy) nor the default profile's best for that cell: p = 0.9.
+    Top is at 0.5 everywhere (a fair favourite, best nowhere); every other pair draws p in [0.1, 0.4)."""
+    import numpy as np
+
+    from hypergvl.evaluators.baselines import PROFILE_FORMAT
+
+    rng = np.random.default_rng(seed)
+    pairs = [f"{t}+{v}" for t in TABLE4_TEXT for v in TABLE4_VISUAL]
+    top = "n_set+enc_hy"
+    default = default_profile()["p"]
+    table = {}
+    for task in TASKS:
+        avoid = {top} | {max(row, key=row.get) for row in default[task].values()}
+        small, large = rng.choice(sorted(set(pairs) - avoid), size=2, replace=False)
+        table[task] = {}
+        for s in SCALES:
+            row = {pair: round(float(x), 4) for pair, x in zip(pairs, rng.uniform(0.1, 0.4, len(pairs)))}
+            row[top] = 0.5
+            row[str(large if s == "large" else small)] = 0.9
+            table[task][s] = row
+    return {"format": PROFILE_FORMAT, "name": f"shuffled{seed}",
+            "description": f"router/testbed.py shuffled_profile(seed={seed}): per task a best pair at 0.9 for small "
+                           "and medium hypergraphs and another for large ones, neither Top nor the default "
+                           "profile's best; Top at 0.5; the rest uniform in [0.1, 0.4)",
+            "p": table}
+
+
 def summarise(profile: dict) -> list[str]:
     """Per (task, scale): the best pair, its p, Top's p (N-Set + Enc-Hy), the mean p (Rand)."""
     lines = ["| task | scale | best pair | p best | p Top | p Rand |", "| --- | --- | --- | --- | --- | --- |"]
@@ -118,11 +150,14 @@ def summarise(profile: dict) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hypergvl router testbed", description="write or summarise the default "
                                 "profile of baseline:profile (HyperGVL Table 4 + Figure 4, see the module docstring)")
-    p.add_argument("--out", type=Path, help="write the default profile here (JSON)")
+    p.add_argument("--out", type=Path, help="write the profile here (JSON)")
+    p.add_argument("--shuffled", type=int, metavar="SEED",
+                   help="write (and summarise) a shuffled profile instead of the default one: per task a best pair "
+                        "for small/medium and another for large hypergraphs, neither Top nor the default's best")
     p.add_argument("--summary", help="print best / Top / Rand per task and scale of this profile (default: the "
                                      "default profile)", nargs="?", const="")
     args = p.parse_args(argv)
-    prof = default_profile()
+    prof = default_profile() if args.shuffled is None else shuffled_profile(args.shuffled)
     if args.out:
         write_json(args.out, prof, indent=1, sort_keys=True)
         print(f"wrote {args.out}")

@@ -18,8 +18,8 @@ def test_symbolic_router_beats_rand_and_is_within_3_points_of_top(tmp_path):
     build(BuildConfig(out=tmp_path / "fresh", per_task=20, seed=202), progress=False)
     evaluate_model(str(tmp_path / "prm_src"), "baseline:symbolic", tmp_path / "sym", batch_size=64, progress=False)
     build_prm(PRMConfig((str(tmp_path / "sym"),), str(tmp_path / "prm")), progress=False)
-    train(TrainConfig(prm=str(tmp_path / "prm"), out=str(tmp_path / "router"), max_length=256, lr=2e-4),
-          progress=False)
+    train(TrainConfig(prm=str(tmp_path / "prm"), out=str(tmp_path / "router"), max_length=256, lr=2e-4, head_lr=None,
+                      epochs=5, min_steps=None, batch_size=16, target="best", header=False), progress=False)  # docs/router.md's run
     acc = {}
     for key, spec in (("router", f"router:{tmp_path / 'router'}"), ("rand", "rand:0"), ("top", "top")):
         res = evaluate_model(str(tmp_path / "fresh"), "baseline:symbolic", tmp_path / key, routing=spec,

@@ -33,7 +33,7 @@ def single_label_prm(tmp_path_factory):
 
 def _cfg(prm, out, **kw):
     return TrainConfig(prm=str(prm), out=str(out), **{"epochs": 4, "batch_size": 4, "max_length": 64, "lr": 3e-4,
-                                                      "target": "best",
+                                                      "target": "best", "min_steps": None,
                                                       "warmup_ratio": 0.0, **kw})
 
 

@@ -386,6 +386,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             return f"Rejected: {exc}"
         except Exception as exc:  # noqa: BLE001 - never a traceback page
             return f"Rejected: the upload could not be read ({type(exc).__name__})"
+        finally:
+            _forget_upload(file)
         s = service.shown_scores(entry)
         head = f"Accepted: {entry.model} on {entry.testset} ({entry.track}), re-scored by the server over " \
                f"{entry.num_samples} samples"
@@ -421,7 +423,8 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
         def request_fn(model, link, revision, model_type, params, track, testset, request: gr.Request):
             return do_request(model, link, revision, model_type, params, track, testset, request)
 
-    with gr.Blocks(title="HyperGVL leaderboard", delete_cache=(3600, 3600)) as app:
+    window = int(service.config.upload_window_s)  # uploads kept at most this long (hypergvl.space.upload_limits)
+    with gr.Blocks(title="HyperGVL leaderboard", delete_cache=(window, window)) as app:
         gr.Markdown("# HyperGVL leaderboard\nHypergraph understanding and reasoning of vision-language models "
                     "(12 tasks, 7 textual x 5 visual representations). Every score is computed by this server from "
                     "the raw responses; submitted scores are never used.")
@@ -593,8 +596,16 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     """Launch the app; returns the Blocks (``.close()`` stops it) and its local URL."""
     import os
 
+    from starlette.middleware import Middleware
+
+    from .upload_limits import UploadLimit
+
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
-    data = service.config.data_dir
+    cfg = service.config
+    data = cfg.data_dir
+    limit = Middleware(UploadLimit, counters=service.counters, max_file_bytes=cfg.limits.max_bytes,
+                       files=cfg.upload_files, total_bytes=cfg.upload_bytes, window_s=cfg.upload_window_s, oauth=oauth,
+                       anonymous=cfg.anonymous_uploads)
     # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
     # which let any local client choose its submitter identity): only the configured proxies, none by default
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(service.config.trusted_proxies)
@@ -602,9 +613,21 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     _, url, _ = app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
                       quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],
+                      app_kwargs={"middleware": [limit]},
                       blocked_paths=[str(data / d) for d in ("private", "builds", "uploads", "runs")]
                       + [str(data / "leaderboard.sqlite")])
     return app, url
+
+
+def _forget_upload(file) -> None:
+    """Delete a graded upload from Gradio's upload cache (the store keeps what it needs of it): what the upload route
+    holds on disk is then only what is still being submitted."""
+    path = getattr(file, "name", file)
+    if not path:
+        return
+    path = Path(path).resolve()
+    if path.is_relative_to(Path(gr.utils.get_upload_folder()).resolve()):
+        path.unlink(missing_ok=True)
 
 
 def start(service: Service) -> dict:

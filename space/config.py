@@ -27,6 +27,9 @@ class SpaceConfig:
     hidden_margin: float = 1.0          # Ladder: a submitter's new hidden score shows only above its best + this
     trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client (uvicorn's rule)
     anonymous_uploads: bool = True      # without a Hub login, the peer address is the submitter
+    upload_files: int = 30              # files a submitter may send to gradio's upload route per upload window
+    upload_bytes: int = 256 * 2 ** 20   # and bytes: what the route may hold on disk per submitter (kept at most
+    upload_window_s: float = 3600.0     # the window, then deleted; a graded upload is deleted at once)
     request_prefixes: tuple[str, ...] = ("hf", "openai", "baseline")
     claim_ttl_s: float = 600.0
     study_dirs: tuple[Path, ...] = ()
@@ -55,6 +58,8 @@ class SpaceConfig:
             hidden_margin=float(env.get("HYPERGVL_HIDDEN_MARGIN", 1.0)),
             trusted_proxies=tuple(p.strip() for p in proxies.split(",") if p.strip()),
             anonymous_uploads=anonymous == "1" if anonymous else not deployed,
+            upload_files=int(env.get("HYPERGVL_UPLOAD_FILES", 30)),
+            upload_bytes=int(env.get("HYPERGVL_UPLOAD_BYTES", 256 * 2 ** 20)),
             request_prefixes=("hf", "openai") if deployed else ("hf", "openai", "baseline"),
             study_dirs=tuple(Path(p) for p in studies.split(os.pathsep)) if studies else (here / "seed_studies",),
         )

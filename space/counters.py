@@ -1,4 +1,5 @@
-"""The Space's own protection counters (rejected uploads and requests per submitter), kept on disk.
+"""The Space's own protection counters (rejected uploads and requests, and files sent to the upload route, per
+submitter), kept on disk.
 
 Before, they lived in the server's memory, so a restart reset them and an attacker could probe again at once. They
 are the server's, not the leaderboard's: they sit in a small SQLite file in the Space's data folder
@@ -16,6 +17,8 @@ from .store import ThreadConnections
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rejections (submitter TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rejections_by_submitter ON rejections (submitter, at);
+CREATE TABLE IF NOT EXISTS uploads (submitter TEXT NOT NULL, at REAL NOT NULL, bytes INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS uploads_by_submitter ON uploads (submitter, at);
 """
 
 
@@ -43,6 +46,31 @@ class Counters:
         (n,) = db.execute("SELECT COUNT(*) FROM rejections WHERE submitter = ? AND at >= ?",
                           (submitter, now - self.window_s)).fetchone()
         return n
+
+    def upload(self, submitter: str, nbytes: int, *, max_count: int, max_bytes: int, window_s: float) -> str | None:
+        """Record a file of ``nbytes`` sent to the upload route by ``submitter``, unless it would exceed
+        ``max_count`` files or ``max_bytes`` bytes within ``window_s``: then nothing is recorded and the reason is
+        returned. One transaction, so concurrent uploads of one submitter cannot all pass the check."""
+        now = time.time()
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM uploads WHERE at < ?", (now - window_s,))
+            count, total = db.execute("SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM uploads WHERE submitter = ?",
+                                      (submitter,)).fetchone()
+            hours = window_s / 3600
+            if count + 1 > max_count:
+                reason = f"at most {max_count} uploaded files per {hours:g} h; try again later"
+            elif total + nbytes > max_bytes:
+                reason = f"at most {max_bytes / 2 ** 20:,.0f} MiB of uploaded files per {hours:g} h; try again later"
+            else:
+                reason = None
+                db.execute("INSERT INTO uploads VALUES (?, ?, ?)", (submitter, now, nbytes))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return reason
 
 
 __all__ = ["Counters"]

@@ -20,6 +20,7 @@ def space_service(tmp_path_factory):
     from hypergvl.space.service import Service
 
     service = Service(SpaceConfig(data_dir=tmp_path_factory.mktemp("space"), per_task=1, rate_limit=10_000,
+                                  upload_files=10_000, upload_bytes=2 ** 40,
                                   study_dirs=()))
     seed(service)
     return service

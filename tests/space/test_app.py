@@ -135,6 +135,7 @@ def test_fifty_concurrent_submissions_then_duplicates(space_service, tmp_path):
 
 def _start(data: Path, port: int) -> subprocess.Popen:
     env = dict(os.environ, HYPERGVL_SPACE_DATA=str(data), HYPERGVL_PER_TASK="1", HYPERGVL_RATE_LIMIT="1000",
+               HYPERGVL_UPLOAD_FILES="1000", HYPERGVL_UPLOAD_BYTES=str(2 ** 40),
                GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False")
     proc = subprocess.Popen([sys.executable, str(ROOT / "space" / "app.py")], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -20,8 +20,11 @@ def _post(url: str, body: bytes, *, chunked: bool = False) -> tuple[int, str]:
             "Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
-    conn.request("POST", "/gradio_api/upload", body=iter([data]) if chunked else data, headers=headers,
-                 encode_chunked=chunked)
+    try:
+        conn.request("POST", "/gradio_api/upload", body=iter([data]) if chunked else data, headers=headers,
+                     encode_chunked=chunked)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # refused from its headers: the server answered and closed before the body was sent
     resp = conn.getresponse()
     text = resp.read().decode(errors="replace")
     conn.close()

@@ -45,26 +45,25 @@ def profile_file(spec: str, work: Path) -> Path:
 
 
 def parse_sets(items) -> dict:
-    """``key=value`` overrides of ``TrainConfig`` fields, typed like the field's default."""
+    """``key=value`` overrides of ``TrainConfig`` fields, typed by the field's annotation (``none`` for an optional
+    one)."""
+    import typing
+
     from hypergvl.router.train import TrainConfig
 
-    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    hints = typing.get_type_hints(TrainConfig)
     out = {}
     for item in items:
         key, _, value = item.partition("=")
-        if key not in fields or key in ("prm", "out"):
-            raise SystemExit(f"--set {item}: not a TrainConfig setting (one of {', '.join(sorted(fields))})")
-        default = fields[key].default
-        if isinstance(default, bool):
-            out[key] = value.lower() in ("1", "true", "yes")
-        elif value.lower() == "none":
+        if key not in hints or key in ("prm", "out"):
+            raise SystemExit(f"--set {item}: not a TrainConfig setting (one of {', '.join(sorted(hints))})")
+        kinds = [t for t in typing.get_args(hints[key]) or (hints[key],) if t is not type(None)]
+        if value.lower() == "none" and len(kinds) < len(typing.get_args(hints[key]) or (hints[key],)):
             out[key] = None
-        elif isinstance(default, int) and not isinstance(default, bool):
-            out[key] = int(value)
-        elif isinstance(default, float) or key == "head_lr":
-            out[key] = float(value)
+        elif kinds[0] is bool:
+            out[key] = value.lower() in ("1", "true", "yes")
         else:
-            out[key] = value
+            out[key] = kinds[0](value)
     return out
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import re
 import sys
 from pathlib import Path
@@ -26,8 +27,10 @@ from hypergvl.cli import releases_process_group
 HERE = Path(__file__).resolve().parent
 
 
+@functools.lru_cache(maxsize=None)
 def registered_names(folder: Path, decorator: str) -> list[str]:
-    """The names the modules of ``folder`` register with ``@<decorator>("NAME")``, read from their sources."""
+    """The names the modules of ``folder`` register with ``@<decorator>("NAME")``, read from their sources (once a
+    process: the parser's help and the check both ask)."""
     pattern = re.compile(rf'^@{decorator}\("([^"]+)"\)', re.MULTILINE)
     return [name for path in sorted(folder.glob("*.py")) for name in pattern.findall(path.read_text("utf-8"))]
 

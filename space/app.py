@@ -47,6 +47,7 @@ from .config import SpaceConfig  # noqa: E402
 from .service import (MODEL_TYPES, Service, Submission, current_sets, make_service,  # noqa: E402
                       spreadsheet_safe)
 from .testsets import HIDDEN, PUBLIC  # noqa: E402
+from .upload_limits import UploadLimit, submitter_name  # noqa: E402
 
 ALL = "all"
 INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Date", "Dataset version", "Scorer", "Link"]
@@ -364,15 +365,13 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
         return frame, router_figure(service, testset, None)
 
     def submitter_of(request: gr.Request | None, profile) -> str:
-        if oauth:
-            if profile is None:
-                raise SubmissionError("log in with your Hugging Face account to submit")
-            return f"user:{profile.username}"
-        if not service.config.anonymous_uploads:
-            raise SubmissionError("anonymous submissions are off on this Space (HYPERGVL_ANONYMOUS_UPLOADS)")
         # the peer address; X-Forwarded-For counts only from the configured proxies (launch sets uvicorn's list)
-        host = getattr(getattr(request, "client", None), "host", None) or "unknown"
-        return f"ip:{host}"
+        host = getattr(getattr(request, "client", None), "host", None)
+        name, _, reason = submitter_name(getattr(profile, "username", None), host, oauth=oauth,
+                                         anonymous=service.config.anonymous_uploads)
+        if name is None:
+            raise SubmissionError(reason)
+        return name
 
     def do_submit(file, model, link, revision, model_type, params, track, routing, testset, request: gr.Request,
                   profile=None):
@@ -597,8 +596,6 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     import os
 
     from starlette.middleware import Middleware
-
-    from .upload_limits import UploadLimit
 
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
     cfg = service.config

@@ -25,9 +25,18 @@ from .counters import Counters
 ENVELOPE_BYTES = 64 * 1024
 
 
-def _client(scope) -> str:
-    client = scope.get("client")
-    return client[0] if client else "unknown"
+def submitter_name(username: str | None, host: str | None, *, oauth: bool, anonymous: bool
+                   ) -> tuple[str | None, int, str]:
+    """Who submits, by the Space's one rule (the upload route and the submit handler both ask): the Hub login on an
+    OAuth Space, else the peer address where anonymous submissions are on. ``(name, 0, "")``, or ``(None, HTTP
+    status, reason)``."""
+    if oauth:
+        if not username:
+            return None, 401, "log in with your Hugging Face account to submit"
+        return f"user:{username}", 0, ""
+    if not anonymous:
+        return None, 403, "anonymous submissions are off on this Space (HYPERGVL_ANONYMOUS_UPLOADS)"
+    return f"ip:{host or 'unknown'}", 0, ""
 
 
 class UploadLimit:
@@ -40,16 +49,11 @@ class UploadLimit:
         self.oauth, self.anonymous = oauth, anonymous
 
     def submitter(self, scope) -> tuple[str | None, int, str]:
-        """(submitter, 0, "") or (None, HTTP status, reason)."""
-        if self.oauth:
-            session = scope.get("session") or {}
-            name = ((session.get("oauth_info") or {}).get("userinfo") or {}).get("preferred_username")
-            if not name:
-                return None, 401, "log in with your Hugging Face account to upload"
-            return f"user:{name}", 0, ""
-        if not self.anonymous:
-            return None, 403, "anonymous submissions are off on this Space"
-        return f"ip:{_client(scope)}", 0, ""
+        """:func:`submitter_name` of the request (the OAuth session's login; the peer address)."""
+        session = scope.get("session") or {}
+        username = ((session.get("oauth_info") or {}).get("userinfo") or {}).get("preferred_username")
+        client = scope.get("client")
+        return submitter_name(username, client[0] if client else None, oauth=self.oauth, anonymous=self.anonymous)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].rstrip("/").endswith("/upload"):
@@ -79,4 +83,4 @@ async def _refuse(send, status: int, reason: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["UploadLimit", "ENVELOPE_BYTES"]
+__all__ = ["UploadLimit", "ENVELOPE_BYTES", "submitter_name"]

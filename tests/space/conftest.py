@@ -7,7 +7,9 @@ for p in (HERE, HERE.parents[1]):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
+import http.client  # noqa: E402
 import socket  # noqa: E402
+import urllib.parse  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -47,3 +49,23 @@ def seeded_run(service, name="baseline-symbolic-vision", kind="public") -> Path:
     """The folder of a seeded baseline run (a real `hypergvl evaluate` output folder)."""
     s = service.sets.current(kind)
     return service.sets.dir / "runs" / "seed" / s.name / name  # the seeding service's folder, shared by fresh()
+
+
+def post_upload(url: str, body: bytes, *, chunked: bool = False) -> tuple[int, str]:
+    """POST a multipart upload of ``body`` to the Space's upload route (with its Content-Length, or chunked
+    without one); (status, text)."""
+    u = urllib.parse.urlparse(url)
+    boundary = "hypergvlboundary"
+    data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"s.jsonl\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    try:
+        conn.request("POST", "/gradio_api/upload", body=iter([data]) if chunked else data, headers=headers,
+                     encode_chunked=chunked)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # refused from its headers: the server answered and closed before the body was sent
+    resp = conn.getresponse()
+    text = resp.read().decode(errors="replace")
+    conn.close()
+    return resp.status, text

@@ -2,33 +2,11 @@
 the counts survive a restart; a graded upload leaves Gradio's upload cache at once."""
 from __future__ import annotations
 
-import http.client
 import json
-import urllib.parse
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import free_port, fresh, seeded_run
-
-
-def _post(url: str, body: bytes, *, chunked: bool = False) -> tuple[int, str]:
-    """POST a multipart upload of ``body`` to the Space's upload route (with its Content-Length, or chunked
-    without one); (status, text)."""
-    u = urllib.parse.urlparse(url)
-    boundary = "hypergvlboundary"
-    data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"s.jsonl\"\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
-    try:
-        conn.request("POST", "/gradio_api/upload", body=iter([data]) if chunked else data, headers=headers,
-                     encode_chunked=chunked)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # refused from its headers: the server answered and closed before the body was sent
-    resp = conn.getresponse()
-    text = resp.read().decode(errors="replace")
-    conn.close()
-    return resp.status, text
+from conftest import free_port, fresh, post_upload, seeded_run
 
 
 def test_the_upload_route_is_limited_per_submitter_and_the_count_survives_a_restart(space_service, tmp_path):
@@ -40,15 +18,15 @@ def test_the_upload_route_is_limited_per_submitter_and_the_count_survives_a_rest
                          limits=replace(svc.config.limits, max_bytes=200_000))
     demo, url = launch(svc, port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
-        status, text = _post(url, b"x" * 300_000)
+        status, text = post_upload(url, b"x" * 300_000)
         assert status == 413 and "the limit is 200,000" in text  # refused from its declared length
-        status, text = _post(url, b"{}\n" * 10, chunked=True)
+        status, text = post_upload(url, b"{}\n" * 10, chunked=True)
         assert status == 411
-        ok = [_post(url, b"{}\n" * 100) for _ in range(3)]
+        ok = [post_upload(url, b"{}\n" * 100) for _ in range(3)]
         assert [s for s, _ in ok] == [200] * 3, ok
         stored = json.loads(ok[0][1])
         assert Path(stored[0]).is_file()
-        status, text = _post(url, b"{}\n" * 100)
+        status, text = post_upload(url, b"{}\n" * 100)
         assert status == 429 and "at most 3 uploaded files per 1 h" in text
     finally:
         demo.close()

@@ -13,7 +13,8 @@ Adapters are built from a spec ``"<prefix>:<rest>"`` by :func:`make_adapter`; pr
 
 * ``hf:<model id or local path>`` -- transformers ``AutoProcessor`` + the model's generative auto class, prompted
   as transformers' own ``apply_chat_template(..., tokenize=True)`` would (one image list per sample, one BOS),
-  greedy decoding with penalties off, left-padded batches (:class:`HFConfig` options).
+  greedy decoding with penalties off, left-padded batches (:class:`HFConfig` options). Never remote code
+  (``trust_remote_code=False``): a checkpoint runs only through an architecture of the installed transformers.
 * ``openai:<model>`` -- any OpenAI-compatible chat-completions server (OpenAI, vLLM, SGLang, ...), image sent as a
   base64 PNG data URL, concurrent requests, bounded retries with exponential backoff and jitter
   (:class:`OpenAIConfig` options). Standard library HTTP only.
@@ -250,8 +251,11 @@ def _config(model: str, revision: str | None):
     if _looks_like_path(model) and not Path(model).expanduser().is_dir():
         raise ValueError(f"hf:{model}: no such model folder")
     try:
-        return AutoConfig.from_pretrained(model, revision=revision)
+        return AutoConfig.from_pretrained(model, revision=revision, trust_remote_code=False)
     except (OSError, ValueError, KeyError) as exc:  # KeyError / ValueError: a model_type this transformers lacks
+        if isinstance(exc, ValueError) and "custom code" in str(exc):
+            raise ValueError(f"hf:{model}: its config needs the checkpoint's own code (trust_remote_code), which "
+                             "this harness never runs: only architectures the installed transformers ships") from None
         if isinstance(exc, OSError) or not (Path(model).expanduser() / "config.json").is_file():
             raise _load_error(model, exc) from None
         raise ValueError(f"hf:{model}: transformers cannot read its config.json ({_first_line(exc)}); the "
@@ -365,12 +369,13 @@ class HFAdapter:
         stage = "processor" if self.kind == "vision" else "tokenizer"
         try:
             loader = AutoProcessor if self.kind == "vision" else AutoTokenizer
-            processor = loader.from_pretrained(model, revision=revision)
+            processor = loader.from_pretrained(model, revision=revision, trust_remote_code=False)
             if self.kind == "vision" and not hasattr(processor, "tokenizer"):
                 raise ValueError(f"AutoProcessor gave a {type(processor).__name__}, which has no tokenizer")
             stage = "model"
-            auto = _model_class(AutoConfig.from_pretrained(model, revision=revision), self.kind)
-            loaded = auto.from_pretrained(model, revision=revision, dtype=dtype)
+            auto = _model_class(AutoConfig.from_pretrained(model, revision=revision, trust_remote_code=False),
+                                self.kind)
+            loaded = auto.from_pretrained(model, revision=revision, dtype=dtype, trust_remote_code=False)
         except ImportError as exc:
             raise ValueError(f"hf:{model}: its {stage} needs a package that is not installed: "
                              f"{_first_line(exc)}") from None

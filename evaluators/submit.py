@@ -40,7 +40,8 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", dest="model_type", required=True, choices=("open", "closed"))
     p.add_argument("--params", required=True, type=float, metavar="B", help="parameters in billions (0: not stated)")
     p.add_argument("--testset", default="public", choices=("public", "hidden"),
-                   help="the Space's current public or hidden test set (default: public)")
+                   help="the Space's current public or hidden test set (default: public); the hidden set takes "
+                   "--request only: its scores come from runs the Space makes")
     p.add_argument("--track", choices=("vision", "text-only"), help="the track of a --request (default: vision)")
     p.add_argument("--link", default="", help="a Hub id or URL shown with the entry")
 
@@ -132,6 +133,9 @@ def _submit(args: argparse.Namespace) -> int:
         raise UserError("--model is for runs: a request is shown under its model id")
     if args.run is not None and args.track:
         raise UserError("--track is for requests: a run's track is read from its results.json")
+    if args.run is not None and args.testset == "hidden":
+        raise UserError("the hidden set takes no uploaded run: its scores come only from runs the Space makes; "
+                        "use --request hf:ORG/NAME --testset hidden (an uploaded RUN is scored on the public set)")
     src, on_hub = _space(args.space)
     track, routing = _read_run(Path(args.run)) if args.run is not None else (args.track or "vision", "")
 

@@ -50,12 +50,14 @@ from .testsets import HIDDEN, PUBLIC  # noqa: E402
 from .upload_limits import UploadLimit, submitter_name  # noqa: E402
 
 ALL = "all"
-INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Date", "Dataset version", "Scorer", "Link"]
+INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Scored from", "Date", "Dataset version", "Scorer", "Link"]
+# how the server got the responses it scored: a hidden-set row is always one of its own runs
+SCORED_FROM = {"upload": "uploaded responses", "request": "server run", "seed": "server run"}
 SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R", "All"]
 HEADLINE_COLUMNS = ["Avg.U", "Avg.R", "All"]
 # the table's order: the headline first (visible without scrolling at 1,280 px), per-task next, metadata last
 TABLE_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + INFO_COLUMNS
-DEFAULT_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + ["Type", "Params (B)", "Revision"]  # the rest: "Columns"
+DEFAULT_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + ["Type", "Params (B)", "Scored from", "Revision"]  # the rest: "Columns"
 
 
 # ================================================================================================ views
@@ -76,7 +78,7 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
     for r in rows:
         e = r["entry"]
         rec = {"Model": spreadsheet_safe(e.model) + (" (text only)" if e.text_only else ""), "Revision": e.revision,
-               "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track,
+               "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track, "Scored from": SCORED_FROM[e.origin],
                "Date": time.strftime("%Y-%m-%d", time.gmtime(e.created)), "Dataset version": e.dataset_sha256[:12],
                "Scorer": f"v{e.scorer_version}", "Link": e.link}
         rec.update({t: r["per_task"].get(t) for t in TASK_CODES})
@@ -232,8 +234,11 @@ def queue_frame(service: Service) -> pd.DataFrame:
 
 
 def download_zip(service: Service, name: str) -> str:
-    """A zip of what users may download of a test set (the public build; a hidden set's questions only)."""
+    """A zip of the public build (questions and answers): the only test set users may download. A hidden set's
+    questions are never served (issue 43: the project's own solvers answered a questions-only download in 1.8 s)."""
     s = service.sets.get(name)
+    if s.kind != PUBLIC:
+        raise SubmissionError("a hidden set's questions are never served")
     target = service.config.data_dir / "downloads" / f"{s.name}.zip"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -387,16 +392,10 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             return f"Rejected: the upload could not be read ({type(exc).__name__})"
         finally:
             _forget_upload(file)
-        s = service.shown_scores(entry)
-        head = f"Accepted: {entry.model} on {entry.testset} ({entry.track}), re-scored by the server over " \
-               f"{entry.num_samples} samples"
-        if s is None:
-            return (f"{head}. Its hidden-set scores are not published: they do not beat your best hidden-set score "
-                    f"on this set by the margin of {service.config.hidden_margin:g} points (the Ladder rule). "
-                    "Status FINISHED.")
-        return (f"{head}: accuracy {_num(s['accuracy'])}, Avg.U {_num(s['avg_u'])}, Avg.R {_num(s['avg_r'])}"
-                + (" (hidden set: rounded)" if service.sets.get(entry.testset).kind == HIDDEN else "")
-                + ". Status FINISHED.")
+        s = entry.scores  # an upload is on the public set (service.submit_upload), whose scores are all shown
+        return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}, uploaded responses), re-scored by the "
+                f"server over {entry.num_samples} samples: accuracy {_num(s['accuracy'])}, Avg.U {_num(s['avg_u'])}, "
+                f"Avg.R {_num(s['avg_r'])}. Status FINISHED.")
 
     def do_request(model, link, revision, model_type, params, track, testset, request: gr.Request, profile=None):
         try:
@@ -515,26 +514,25 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
 
         with gr.Tab("Submit", id="tab-submit"):
             gr.Markdown(
-                "**Evaluate** with `hypergvl evaluate --dataset SET --model ... --out RUN` on the public set "
-                f"(`hypergvl build --per-task {service.config.per_task} --seed {service.config.public_seed}` "
-                "rebuilds it exactly) or on the hidden set's questions (download below: no answers, no "
-                "references), then upload `samples.jsonl` or a zip of the `RUN` folder. The server re-scores every "
-                "response against its own references and needs every sample of the chosen track exactly once.")
-            gr.Markdown("#### 1. Get a test set")
-            with gr.Row():  # downloads, drawn as such: small secondary buttons, not full-width headings
+                "**Public set: upload your run.** Evaluate with `hypergvl evaluate --dataset SET --model ... --out "
+                f"RUN` on the public set (`hypergvl build --per-task {service.config.per_task} --seed "
+                f"{service.config.public_seed}` rebuilds it exactly), then upload `samples.jsonl` or a zip of the "
+                "`RUN` folder. The server re-scores every response against its own references and needs every "
+                "sample of the chosen track exactly once; the row says *uploaded responses*.\n\n"
+                "**Hidden set: request an evaluation** (below). Its scores come only from runs this server makes, "
+                "and its questions are never served.")
+            gr.Markdown("#### 1. Get the public set")
+            with gr.Row():  # a download, drawn as such: a small secondary button, not a full-width heading
                 gr.DownloadButton("⬇ Download: Public set (with answers)", size="sm", variant="secondary",
                                   value=lambda: download_zip(service, public), elem_id="dl-public", scale=0,
-                                  min_width=320)
-                gr.DownloadButton("⬇ Download: Hidden set (questions only)", size="sm", variant="secondary",
-                                  value=lambda: download_zip(service, hidden), elem_id="dl-hidden", scale=0,
                                   min_width=320)
             with gr.Row():
                 with gr.Column():
                     gr.Markdown("#### 2. Upload the run")
                     sub_file = gr.File(label="samples.jsonl or a zip of the evaluate folder",
                                        file_types=[".zip", ".jsonl"], elem_id="sub-file")
-                    sub_set = gr.Radio([(sets[PUBLIC].label, public), (sets[HIDDEN].label, hidden)], value=public,
-                                       label="Test set", elem_id="sub-set")
+                    sub_set = gr.Radio([(sets[PUBLIC].label, public)], value=public, label="Test set",
+                                       elem_id="sub-set")
                     sub_track = gr.Radio(["vision", "text-only", "routed"], value="vision", label="Track",
                                          elem_id="sub-track")
                     sub_routing = gr.Dropdown(["", *POLICIES], value="", label="Routing policy (routed track)",
@@ -551,8 +549,9 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             sub_btn.click(submit_fn, [sub_file, sub_model, sub_link, sub_revision, sub_type, sub_params, sub_track,
                                       sub_routing, sub_set], sub_result, api_name="submit", concurrency_limit=1)
 
-            gr.Markdown("**Or request an evaluation** of a Hub model: the Space's worker runs it (PENDING -> RUNNING "
-                        "-> FINISHED or FAILED).")
+            gr.Markdown("**Request an evaluation** of a Hub model, on the public or the hidden set: the Space's "
+                        "worker runs it (PENDING -> RUNNING -> FINISHED or FAILED) with the model's own code in "
+                        "`transformers` (no remote code), under a time and token budget per request.")
             with gr.Row():
                 req_model = gr.Textbox(label="Hub model id (org/name)", max_length=200, elem_id="req-model")
                 req_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="req-revision")
@@ -606,7 +605,7 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
     # uvicorn rewrites the client address from X-Forwarded-For for the peers in this list (by default loopback,
     # which let any local client choose its submitter identity): only the configured proxies, none by default
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(service.config.trusted_proxies)
-    # Only figures and the two downloads may be served; the hidden build, the seeds, uploads and runs never.
+    # Only figures and the public download may be served; the hidden builds, the seeds, uploads and runs never.
     _, url, _ = app.launch(server_name="127.0.0.1" if port is not None else None, server_port=port,
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
                       quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],

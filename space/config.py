@@ -31,7 +31,11 @@ class SpaceConfig:
     upload_bytes: int = 256 * 2 ** 20   # and bytes: what the route may hold on disk per submitter (kept at most
     upload_window_s: float = 3600.0     # the window, then deleted; a graded upload is deleted at once)
     request_prefixes: tuple[str, ...] = ("hf", "openai", "baseline")
+    api_models: tuple[str, ...] | None = None  # the openai:NAME models the maintainer serves (None: any name)
     claim_ttl_s: float = 600.0
+    request_budget_s: float = 6 * 3600.0  # wall-clock time one evaluation request may run (then FAILED)
+    request_max_new_tokens: int = 4096  # tokens a model may generate per response in a request (the harness default)
+    request_attempts: int = 3           # claims of one request (a worker died each time) before it is FAILED
     study_dirs: tuple[Path, ...] = ()
     seed_baselines: bool = True
 
@@ -61,8 +65,17 @@ class SpaceConfig:
             upload_files=int(env.get("HYPERGVL_UPLOAD_FILES", 30)),
             upload_bytes=int(env.get("HYPERGVL_UPLOAD_BYTES", 256 * 2 ** 20)),
             request_prefixes=("hf", "openai") if deployed else ("hf", "openai", "baseline"),
+            # deployed, an API model is one the maintainer named (none by default); locally any name is passed on
+            api_models=tuple(m.strip() for m in env.get("HYPERGVL_API_MODELS", "").split(",") if m.strip())
+            if deployed or env.get("HYPERGVL_API_MODELS") else None,
+            request_budget_s=float(env.get("HYPERGVL_REQUEST_BUDGET_S", 6 * 3600)),
+            request_max_new_tokens=int(env.get("HYPERGVL_REQUEST_MAX_NEW_TOKENS", 4096)),
+            request_attempts=int(env.get("HYPERGVL_REQUEST_ATTEMPTS", 3)),
             study_dirs=tuple(Path(p) for p in studies.split(os.pathsep)) if studies else (here / "seed_studies",),
         )
+        if cfg.request_budget_s <= 0 or cfg.request_max_new_tokens < 1 or cfg.request_attempts < 1:
+            raise ValueError("HYPERGVL_REQUEST_BUDGET_S must be positive, HYPERGVL_REQUEST_MAX_NEW_TOKENS and "
+                             "HYPERGVL_REQUEST_ATTEMPTS at least 1")
         if cfg.hidden_min_problems < 1 or cfg.hidden_round < 0 or cfg.hidden_margin < 0:
             raise ValueError("HYPERGVL_HIDDEN_MIN_PROBLEMS must be at least 1, HYPERGVL_HIDDEN_ROUND and "
                              "HYPERGVL_HIDDEN_MARGIN at least 0")

@@ -58,11 +58,12 @@ def _child(conn, fn: Callable, args: tuple) -> None:
         conn.close()
 
 
-def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int | None) -> Any:
+def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int | None,
+                what: str = "grading") -> Any:
     """``fn(*args)`` in a child process; :class:`SubmissionError` when it runs past ``seconds`` or its resident
     memory grows by more than ``memory_bytes`` (it is killed); ``fn``'s own exception as raised.
 
-    ``fn`` must be a module-level function and ``args`` picklable."""
+    ``fn`` must be a module-level function and ``args`` picklable; ``what`` names the work in the messages."""
     ctx = mp.get_context("fork")
     here, there = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(there, fn, args), daemon=True)
@@ -75,9 +76,9 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
         # libraries that reserve address space up front.
         while not here.poll(_TICK_S):
             if time.monotonic() - start > seconds:
-                raise SubmissionError(f"grading took longer than {seconds:g} s and was stopped")
+                raise SubmissionError(f"{what} took longer than {seconds:g} s and was stopped")
             if memory_bytes and _resident(child.pid) - baseline > memory_bytes:
-                raise SubmissionError(f"grading needed more than {memory_bytes / 2 ** 20:,.0f} MiB of memory "
+                raise SubmissionError(f"{what} needed more than {memory_bytes / 2 ** 20:,.0f} MiB of memory "
                                       "and was stopped")
             if not child.is_alive() and not here.poll(0):
                 break
@@ -85,7 +86,7 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
             status, value = here.recv()
         except EOFError:
             child.join(5)
-            raise SubmissionError("grading stopped without a result (the grading process ended with code "
+            raise SubmissionError(f"{what} stopped without a result (its process ended with code "
                                   f"{child.exitcode if child.exitcode is not None else 'unknown'})") from None
     finally:
         if child.is_alive():

@@ -29,6 +29,9 @@ from .testsets import HIDDEN, PUBLIC, TestSets
 MODEL_TYPES = ("open", "closed")
 MAX_VIEWS = 256  # leaderboard views cached per store version
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+HIDDEN_BY_REQUEST = ("the hidden set is scored only from runs this server makes, and its questions are never served: "
+                     "request an evaluation of a Hub model instead (Submit tab, 'Request evaluation', or `hypergvl "
+                     "submit --request hf:ORG/NAME --testset hidden`); uploaded responses are scored on the public set")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._~%/+@-]*)?$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
@@ -141,6 +144,10 @@ class Service:
     def _submit_upload(self, path: str | Path, sub: Submission, submitter: str) -> Entry:
         sub.check()
         testset = self._testset(sub.testset)
+        if testset.kind != PUBLIC:
+            # issue 43: responses a submitter uploads can be anything a program writes (solved, probed, padded),
+            # so they score only on the public track; a hidden score comes from a run this server makes
+            raise SubmissionError(HIDDEN_BY_REQUEST)
         self._rate_check(submitter)
         limits = self.config.limits
         scored, sha, submitted = run_bounded(
@@ -166,7 +173,7 @@ class Service:
         if testset.kind == PUBLIC:
             return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed "
                     f"{self.sets.public_seed} --out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), {run}")
-        return f"download this set's questions (Submit tab, 'Download: Hidden set (questions only)'), {run}"
+        return HIDDEN_BY_REQUEST
 
     def raw_path(self, sha: str) -> Path:
         return self.config.data_dir / "uploads" / sha
@@ -203,6 +210,10 @@ class Service:
             raise SubmissionError(f"{rest!r} is not a Hub model id (org/name)")
         if prefix == "hf" and rest.startswith("/") and "baseline" not in self.config.request_prefixes:
             raise SubmissionError("local model paths are not accepted")
+        api = self.config.api_models
+        if prefix == "openai" and api is not None and rest not in api:
+            raise SubmissionError(f"this Space runs these API models: {', '.join(api)}" if api else
+                                  "this Space runs no API models (openai:NAME); request a Hub model id")
         sub.model = spec
         sub.check()
         if sub.track == "routed":

@@ -3,8 +3,9 @@
 The public set is an ordinary ``hypergvl build`` from a published seed: anyone can rebuild it bit for bit
 (``hypergvl build --per-task N --seed S`` gives the same ``build_sha256``) and browse its answers here. The hidden
 set (beyond the paper's leaderboard; ``reference/leaderboard.md`` sec. 5, the GSM-Symbolic approach) is built with
-the same builder from a secret seed; users get only its questions-only version (``hypergvl strip``: no answers, no
-references, no params, no seed) and the server scores their raw responses against the private build. Rotating it
+the same builder from a secret seed and never served: its scores come only from runs the server's worker makes on
+the private build (issue 43). Its questions-only version (``hypergvl strip``) is still built on the server, since its
+digest (``served_sha256``) names the set's entries. Rotating it
 (a new seed) retires the old set: its results stay, labelled with it, so a model tuned on an earlier release
 cannot know the current answers.
 
@@ -31,7 +32,7 @@ PUBLIC, HIDDEN = "public", "hidden"
 class TestSet:
     """``served_sha256`` is the ``build_sha256`` a user's ``results.json`` shows for this set: the full build's for
     the public set, the questions-only build's for a hidden one. ``build`` (with the references) is server-only for a
-    hidden set; ``download`` is the folder users get."""
+    hidden set; ``download`` is the folder users get of a public set (a hidden one's is never served)."""
 
     name: str
     kind: str

@@ -4,18 +4,38 @@ The worker claims a request (:meth:`hypergvl.space.store.Store.claim`: two worke
 it runs, answers the request's test set through the harness (``hypergvl.evaluators.harness.evaluate_model``, on the full
 build: a hidden set's references never leave the server), re-scores the raw responses exactly as an upload is
 re-scored (:func:`hypergvl.space.scoring.score`), and stores the entry and FINISHED in one step, or FAILED with the error.
+This is the only way a hidden-set score is made (issue 43): uploaded responses are scored on the public set only.
+
+Budgets (:class:`~hypergvl.space.config.SpaceConfig`): each request runs in a child process stopped after
+``request_budget_s`` seconds (``$HYPERGVL_REQUEST_BUDGET_S``, FAILED then); each response is at most
+``request_max_new_tokens`` tokens (``$HYPERGVL_REQUEST_MAX_NEW_TOKENS``); a request whose worker died
+``request_attempts`` times (``$HYPERGVL_REQUEST_ATTEMPTS``) is FAILED instead of claimed again. An API model's
+transient HTTP errors are retried by its adapter (``max_retries`` with backoff); a model's own error fails the request
+at once, with the error shown on the queue panel.
 
 A worker that dies leaves its claim to expire: the request returns to PENDING and the next worker resumes it from
 the same run folder (``<data>/runs/<request id>``), so answers already given are kept.
 
+Backends, by the request's model prefix:
+
+* ``hf:ORG/NAME``: the model's ``transformers`` architecture, on this machine's accelerators through ``accelerate``
+  (no remote code: a model whose config needs ``trust_remote_code`` fails to load);
+* ``openai:NAME``: an OpenAI-compatible chat server the maintainer runs (``--base-url``; ``$OPENAI_API_KEY`` its key).
+  A Hugging Face Inference Endpoint serving TGI or vLLM is one: ``--base-url https://<endpoint>.endpoints.huggingface.cloud/v1``
+  with ``OPENAI_API_KEY`` set to a token that may call it;
+* where the Space has no accelerator: ``--hf-job FLAVOR`` runs one worker pass as a Hugging Face Job on that hardware
+  (``a10g-small``, ``a100-large``, ...) against the Space's Hub store, with the Space's secrets passed as the job's.
+
     hypergvl space worker [--once] [--poll-s 10] [--ttl-s 600] [--worker-id NAME]
         [--base-url URL]   # the OpenAI-compatible endpoint that serves openai:<name> requests (closed models)
+    hypergvl space worker --hf-job FLAVOR [--image IMAGE] [--requirement REQ]
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import shlex
 import socket
 import threading
 import time
@@ -23,23 +43,35 @@ from pathlib import Path
 
 from .scoring import parse_samples, score, scorer_version, scoring_provenance
 from .config import SpaceConfig
+from .isolation import run_bounded
 from .service import Service, make_service
 from .store import Entry, Request
 
 log = logging.getLogger(__name__)
 
 
-def evaluate_to_entry(service: Service, model: str, testset_name: str, track: str, out: Path, *,
-                      model_options: dict | None = None, routing: str | None = None, **meta) -> Entry:
-    """Answer ``testset_name`` with ``model`` (resumable in ``out``) and return the server-scored entry."""
+def _answer(build: str, model: str, out: str, visual_reps, routing, model_options) -> None:
     from hypergvl.evaluators.harness import evaluate_model
+
+    evaluate_model(build, model, Path(out), visual_reps=visual_reps, routing=routing, model_options=model_options,
+                   progress=False)
+
+
+def evaluate_to_entry(service: Service, model: str, testset_name: str, track: str, out: Path, *,
+                      model_options: dict | None = None, routing: str | None = None, budget_s: float | None = None,
+                      **meta) -> Entry:
+    """Answer ``testset_name`` with ``model`` (resumable in ``out``) and return the server-scored entry; with
+    ``budget_s``, in a child process stopped after that many seconds (a :class:`SubmissionError` then)."""
     from hypergvl.evaluators.run_folder import LOG
     from hypergvl.builder import TEXT_ONLY
 
     testset = service.sets.get(testset_name)
     kind = track.partition(":")[0]
-    evaluate_model(testset.build, model, out, visual_reps=(TEXT_ONLY,) if kind == "text-only" else None,
-                   routing=routing, model_options=model_options, progress=False)
+    work = (testset.build, model, str(out), (TEXT_ONLY,) if kind == "text-only" else None, routing, model_options)
+    if budget_s is None:
+        _answer(*work)
+    else:
+        run_bounded(_answer, work, seconds=budget_s, memory_bytes=None, what="the evaluation")
     records = parse_samples((out / LOG).read_bytes(), service.config.limits)
     scored = score(records, service.sets.index(testset.name), kind)
     raw = service.keep_raw(out / LOG)  # what a re-grade under a new scorer version reads
@@ -58,12 +90,13 @@ class Worker:
 
     def _options(self, req: Request) -> dict:
         prefix = req.model.partition(":")[0]
+        tokens = self.service.config.request_max_new_tokens
         if prefix == "hf":
-            return {"revision": req.revision}
+            return {"revision": req.revision, "max_new_tokens": tokens}
         if prefix == "openai":
             if not self.base_url:
                 raise RuntimeError("this worker serves no openai: models (start it with --base-url)")
-            return {"base_url": self.base_url}
+            return {"base_url": self.base_url, "max_tokens": tokens}
         return {}
 
     def run_once(self) -> Request | None:
@@ -71,6 +104,11 @@ class Worker:
         req = self.service.store.claim(self.id, self.ttl_s)
         if req is None:
             return None
+        cfg = self.service.config
+        if req.attempts > cfg.request_attempts:  # every worker that ran it died: do not hand it to the next one
+            self.service.store.fail(req.id, self.id, f"gave up after {cfg.request_attempts} attempts: the worker "
+                                    "running it stopped each time (see the worker's log)")
+            return req
         stop = threading.Event()
 
         def heartbeat():
@@ -89,7 +127,8 @@ class Worker:
             entry = evaluate_to_entry(
                 self.service, req.model, req.testset, req.track, self.service.config.data_dir / "runs" / req.id,
                 model_options=self._options(req), revision=req.revision, model_type=req.model_type,
-                num_parameters=req.num_parameters, link=req.link, origin="request", submitter=req.submitter)
+                num_parameters=req.num_parameters, link=req.link, origin="request", submitter=req.submitter,
+                budget_s=cfg.request_budget_s)
             entry.id = req.id  # one entry per request, whichever worker finishes it
             if not self.service.store.finish(req.id, self.id, entry):
                 log.warning("%s: %s was taken over by another worker; its result is kept there", self.id, req.id)
@@ -110,6 +149,40 @@ class Worker:
                 time.sleep(poll_s)
 
 
+# what a worker in a Hugging Face Job needs of the Space's configuration: settings as the job's environment ...
+JOB_SETTINGS = ("HYPERGVL_REQUESTS_REPO", "HYPERGVL_RESULTS_REPO", "HYPERGVL_PUBLIC_SEED", "HYPERGVL_PER_TASK",
+                "HYPERGVL_REQUEST_BUDGET_S", "HYPERGVL_REQUEST_MAX_NEW_TOKENS", "HYPERGVL_REQUEST_ATTEMPTS")
+# ... and secrets as its secrets (never in its environment listing): the store's token, the hidden seed, an API key
+JOB_SECRETS = ("HF_TOKEN", "HYPERGVL_HIDDEN_SEED", "OPENAI_API_KEY")
+JOB_IMAGE = "python:3.12"
+
+
+def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | None = None,
+               base_url: str | None = None, api=None):
+    """Run one worker pass (``--once``) as a Hugging Face Job on ``flavor`` hardware; returns the job's info.
+
+    The job installs ``requirement`` (default: this version of the package), rebuilds the Space's test sets from the
+    same seeds (deterministic: the same names and digests) and claims a request from the Space's Hub store, so the
+    Space must use one (``HYPERGVL_REQUESTS_REPO``/``HYPERGVL_RESULTS_REPO``): a job's local store would be lost with it.
+    Its time limit is the request budget plus 30 minutes for the install and the build."""
+    from huggingface_hub import HfApi
+
+    from hypergvl.evaluators.metric_spaces import default_requirement
+
+    cfg = SpaceConfig.from_env(env)
+    if not (env.get("HYPERGVL_REQUESTS_REPO") and env.get("HF_TOKEN")):
+        raise ValueError("--hf-job needs the Space's Hub store: set HF_TOKEN, HYPERGVL_REQUESTS_REPO and "
+                         "HYPERGVL_RESULTS_REPO (a job's own store would be lost when it ends)")
+    requirement = requirement or default_requirement()
+    worker = ["hypergvl", "space", "worker", "--once"] + (["--base-url", base_url] if base_url else [])
+    command = ["bash", "-c", f"pip install --quiet {shlex.quote(requirement)} && " + shlex.join(worker)]
+    api = api or HfApi(token=env["HF_TOKEN"])
+    return api.run_job(image=image, command=command, flavor=flavor,
+                       env={k: env[k] for k in JOB_SETTINGS if env.get(k)},
+                       secrets={k: env[k] for k in JOB_SECRETS if env.get(k)},
+                       timeout=int(cfg.request_budget_s) + 1800, labels={"hypergvl": "space-worker"})
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="hypergvl space worker", description=__doc__.splitlines()[0])
     p.add_argument("--once", action="store_true", help="run at most one request, then exit")
@@ -117,8 +190,17 @@ def main(argv=None) -> int:
     p.add_argument("--ttl-s", type=float, help="claim lifetime (renewed every third of it while running)")
     p.add_argument("--worker-id")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:<name> requests")
+    p.add_argument("--hf-job", metavar="FLAVOR", help="instead: run one worker pass as a Hugging Face Job on this "
+                   "hardware (a10g-small, a100-large, ...) against the Space's Hub store")
+    p.add_argument("--image", default=JOB_IMAGE, help=f"the job's container image (default {JOB_IMAGE})")
+    p.add_argument("--requirement", help="the pip requirement the job installs (default: this version)")
     args = p.parse_args(argv)
 
+    if args.hf_job:
+        job = launch_job(os.environ, flavor=args.hf_job, image=args.image, requirement=args.requirement,
+                         base_url=args.base_url)
+        print(f"started Hugging Face Job {getattr(job, 'id', job)} ({args.hf_job}): one worker pass")
+        return 0
     service = make_service(SpaceConfig.from_env())
     Worker(service, args.worker_id, ttl_s=args.ttl_s, base_url=args.base_url).run(args.poll_s, args.once)
     return 0

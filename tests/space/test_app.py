@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, fresh, seeded_run
-from hypergvl.space.scoring import Limits
+from conftest import free_port, fresh, post_upload, seeded_run
+from hypergvl.space.scoring import Limits, SubmissionError
 
 gradio_client = pytest.importorskip("gradio_client")
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,13 +91,7 @@ def test_oversized_upload_and_private_files(app, tmp_path):
     client = Client(url, verbose=False)
     with pytest.raises(ValueError, match="exceeds the maximum file size"):
         client.predict(*submit_args(big, "org/big", svc.sets.current("public").name), api_name="/submit")
-    body = b"--x\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.jsonl\"\r\n\r\n" + big.read_bytes() \
-        + b"\r\n--x--\r\n"
-    req = urllib.request.Request(url + "gradio_api/upload", data=body,
-                                 headers={"Content-Type": "multipart/form-data; boundary=x"})
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=30)
-    assert err.value.code == 413
+    assert post_upload(url, big.read_bytes())[0] == 413
     assert svc.store.entries() == []
     hidden = svc.sets.current("hidden")
     secret = [*Path(hidden.build).glob("data/*/*.parquet"), svc.config.data_dir / "private" / "hidden_seeds.json"]
@@ -241,7 +235,8 @@ def test_hnn_tab_reads_the_shipped_study_results(space_service, tmp_path):
     assert hnn_report(svc) == (text, figures)  # cached: the same files give the same report without rebuilding
 
 
-def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
+def test_only_the_public_set_is_downloaded(space_service, tmp_path):
+    """The public zip holds the references; a hidden set's questions are never served (issue 43)."""
     import io
     import zipfile
 
@@ -250,12 +245,8 @@ def test_downloads_give_no_answers_for_the_hidden_set(space_service, tmp_path):
     from hypergvl.space.app import download_zip
 
     svc = fresh(space_service, tmp_path)
-    hidden = zipfile.ZipFile(download_zip(svc, svc.sets.current("hidden").name))
-    names = hidden.namelist()
-    assert any(n.endswith(".parquet") for n in names) and not any(n.endswith(".hypergvl-build.json") for n in names)
-    for n in names:
-        if n.endswith(".parquet"):
-            assert not set(pq.read_schema(io.BytesIO(hidden.read(n))).names) & {"answer", "reference", "params"}
+    with pytest.raises(SubmissionError, match="never served"):
+        download_zip(svc, svc.sets.current("hidden").name)
     public = zipfile.ZipFile(download_zip(svc, svc.sets.current("public").name))
     some = next(n for n in public.namelist() if n.endswith(".parquet"))
     assert "reference" in pq.read_schema(io.BytesIO(public.read(some))).names

@@ -9,7 +9,8 @@ these rules and passing with them.
 5. an upload of 256 MiB of short lines costs bounded memory;
 6. ``X-Forwarded-For`` picks no submitter unless it comes from a configured proxy; deployed, anonymous uploads are off;
 7. a fresh page shows the current table;
-8. a zip without results.json, invisible characters in names, the revision shown, an unpaired surrogate.
+8. a zip without results.json, invisible characters in names, the revision shown, an unpaired surrogate;
+9. hidden scores only from runs the server makes (issue 43): the weighted probe and the solved download get nothing.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import urllib.error
 import urllib.request
 import zipfile
 from dataclasses import replace
@@ -53,6 +55,21 @@ def jsonl(path: Path, records) -> Path:
     return path
 
 
+def server_entry(svc, testset: str, records, model: str, submitter: str, *, track="vision", origin="request"):
+    """Store ``records`` scored as the worker stores a run it made (``origin="request"``): the only way a hidden-set
+    entry is made now. ``origin="upload"`` stores it as the hidden track took uploads before issue 43."""
+    from hypergvl.space.scoring import score
+    from hypergvl.space.store import Entry
+
+    records = parse_samples("".join(json.dumps(r) + "\n" for r in records).encode())
+    scored = score(records, svc.sets.index(testset), track.partition(":")[0])
+    entry = Entry(model=model, revision="main", testset=testset, track=track, model_type="open", num_parameters=7.0,
+                  link="", scores=scored.scores, cells=scored.cells, num_samples=scored.num_samples,
+                  dataset_sha256=svc.sets.get(testset).served_sha256, origin=origin, submitter=submitter)
+    svc.store.add_entry(entry)
+    return entry
+
+
 class App:
     def __init__(self, service, tmp_path, **config):
         from hypergvl.space.app import launch
@@ -72,6 +89,14 @@ def app(space_service, tmp_path):
     a.close()
 
 
+def submit_text(client, *arguments) -> str:
+    """The Submit endpoint's answer, or the refusal of its arguments (a test set the form does not offer)."""
+    try:
+        return client.predict(*arguments, api_name="/submit")
+    except Exception as exc:  # noqa: BLE001 - gradio_client raises the app's refusal of an input
+        return f"Refused: {exc}"
+
+
 def table(client, testset, *filters, columns=None):
     out = client.predict(testset, ["open", "closed", "baseline"], "both", *filters,
                          columns or ["All", "VC", "HEC", "Ne", "DVC", "OEC", "ONe", "OSP", "OMF", "Avg.U", "Avg.R"],
@@ -82,7 +107,7 @@ def table(client, testset, *filters, columns=None):
 # ------------------------------------------------------------------------------------------------ 1. reference
 def test_an_uploaded_reference_is_no_oracle_on_hidden_answers(app, space_service, tmp_path):
     """Finding 1: one-line uploads for VC-00000 whose `reference` holds answer 3..9 were told apart ("answered on
-    another build" for every wrong answer). Now every one gets the same refusal, decided by the count alone."""
+    another build" for every wrong answer). Now every one gets the same refusal: the hidden set takes no upload."""
     hidden = space_service.sets.current("hidden")
     index = space_service.sets.index(hidden.name)
     meta = next(m for m in index.meta if m.startswith("VC-"))
@@ -91,10 +116,10 @@ def test_an_uploaded_reference_is_no_oracle_on_hidden_answers(app, space_service
     for k in range(3, 10):
         ref = json.dumps({**true, "answer": str(k)})
         up = jsonl(tmp_path / f"probe{k}.jsonl", [{"id": f"{meta}/n_set/enc_hy", "response": "Ans: 1", "reference": ref}])
-        messages.add(app.client.predict(*args(up, f"org/probe{k}", hidden.name), api_name="/submit"))
+        messages.add(submit_text(app.client, *args(up, f"org/probe{k}", hidden.name)))
     up = jsonl(tmp_path / "exact.jsonl", [{"id": f"{meta}/n_set/enc_hy", "response": "Ans: 1",
                                            "reference": index.meta[meta][3]}])
-    messages.add(app.client.predict(*args(up, "org/exact", hidden.name), api_name="/submit"))
+    messages.add(submit_text(app.client, *args(up, "org/exact", hidden.name)))
     assert len(messages) == 1, messages
     assert "another build" not in messages.pop()
     public = space_service.sets.current("public")  # on the public set, whose references are published, it still helps
@@ -146,8 +171,11 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
         for r in records:
             t, v = r["id"].split("/")[1:]
             r["response"] = f"Ans: {pairs.index((t, v)) + 1}"
-        up = jsonl(tmp_path / f"attack-{kind}.jsonl", records)
-        assert app.client.predict(*args(up, "org/attacker", s.name), api_name="/submit").startswith("Accepted")
+        if kind == "public":
+            up = jsonl(tmp_path / f"attack-{kind}.jsonl", records)
+            assert app.client.predict(*args(up, "org/attacker", s.name), api_name="/submit").startswith("Accepted")
+        else:  # a hidden-set entry is a run the server made: a model answering `Ans: k` on pair k
+            server_entry(app.svc, s.name, records, "org/attacker", "ip:attacker")
         answers = {}
         for m, (t, _, _, ref) in index.meta.items():
             a = _integer(json.loads(ref)["answer"])
@@ -227,10 +255,8 @@ def test_the_ladder_withholds_what_a_boosting_attack_needs(tmp_path):
     for j in range(k):
         recs = [{"id": f"{m}/n_set/enc_hy", "response": f"Ans: {answers[i][c]}"} for i, (m, c) in
                 enumerate(zip(ids, choices[j]))]
-        up = jsonl(tmp_path / f"boost{j}.jsonl", recs)
-        entry = svc.submit_upload(up, Submission(model=f"org/boost{j}", testset="hidden-boost", track="routed",
-                                                 routing="rand"), "ip:attacker")
-        raw.append(score(parse_samples(up.read_bytes()), index, "routed").scores["accuracy"])
+        entry = server_entry(svc, "hidden-boost", recs, f"org/boost{j}", "ip:attacker", track="routed:rand")
+        raw.append(entry.scores["accuracy"])
         s = svc.shown_scores(entry)
         shown.append(None if s is None else s["accuracy"])
         assert s is None or s["accuracy"] == round(s["accuracy"])
@@ -275,7 +301,7 @@ def test_the_hidden_seed_is_only_in_private_files(space_service, tmp_path):
             pages = [urllib.request.urlopen(url + p, timeout=30).read() for p in ("", "config", "gradio_api/info")]
             hidden = svc.sets.current("hidden").name
             bad = jsonl(tmp_path / "bad.jsonl", [{"id": "nope", "response": "x"}])
-            msg = Client(url, verbose=False).predict(*args(bad, "org/x", hidden), api_name="/submit")
+            msg = submit_text(Client(url, verbose=False), *args(bad, "org/x", hidden))
         finally:
             demo.close()
     finally:
@@ -283,8 +309,7 @@ def test_the_hidden_seed_is_only_in_private_files(space_service, tmp_path):
     digits = str(SEED).encode()
     assert not any(digits in p for p in pages) and str(SEED) not in msg
     assert not any(str(SEED) in r.getMessage() for r in handler.records)
-    for name in (svc.sets.current("hidden").name, svc.sets.current("public").name):
-        assert digits not in Path(download_zip(svc, name)).read_bytes()
+    assert digits not in Path(download_zip(svc, svc.sets.current("public").name)).read_bytes()
     holding = [p for p in data.rglob("*") if p.is_file() and digits in p.read_bytes()]
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in holding), \
         [(str(p.relative_to(data)), oct(p.stat().st_mode & 0o777)) for p in holding]
@@ -478,19 +503,144 @@ def test_limits_hold_for_a_plain_jsonl_too(tmp_path):
     assert os.path.getsize(up) < Limits().max_bytes
 
 
-def test_the_answer_to_a_hidden_upload_follows_the_ladder(app, space_service, tmp_path):
-    """The upload's own answer is a published view too: rounded, and withheld when it does not beat the
-    submitter's best by the margin."""
+# ------------------------------------------------------------------------------------------------ 9. server runs
+def _shown_accuracy(message: str) -> float | None:
+    """The accuracy an upload's answer publishes (None: refused, or withheld by the Ladder)."""
+    m = re.search(r"accuracy (\d+(?:\.\d+)?)", message) if message.startswith("Accepted") else None
+    return float(m.group(1)) if m else None
+
+
+def weighted_probe(submit, problems: dict[str, list[str]], candidates: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """The second attack's weighted probe, one problem per submission (issue 43): answer candidate 0 of one problem
+    on all its samples (every sample shares its reference), pad with the answers already learned, leave the rest
+    empty. ``submit(records)`` returns the published accuracy or None. With k answers known, a right candidate
+    publishes (k+1)/n and a wrong one k/n (or nothing: the Ladder withholds what does not beat the best by its
+    margin), so each submission decides one problem: shown near (k+1)/n means candidate 0, anything else candidate 1.
+    Returns the attacker's answer per problem."""
+    known: dict[str, str] = {}
+    n = len(problems)
+
+    def records(probe=None):
+        answers = {**known, **({probe[0]: probe[1]} if probe else {})}
+        return [{"id": sid, "response": f"Ans: {answers[p]}" if p in answers else ""}
+                for p, ids in problems.items() for sid in ids]
+
+    submit(records())  # the Ladder's first score: nothing answered
+    for p, (first, second) in candidates.items():
+        shown = submit(records((p, first)))
+        right, wrong = 100 * (len(known) + 1) / n, 100 * len(known) / n
+        known[p] = first if shown is not None and abs(shown - right) < abs(shown - wrong) else second
+    return known
+
+
+def _probe_setup(svc, testset):
+    """The hidden set's sample ids by problem (an attacker guesses them from the public set's naming:
+    ``TASK-00000/text/visual``) and, per problem, its right answer and a wrong one in a seeded random order."""
+    index = svc.sets.index(testset)
+    problems: dict[str, list[str]] = {}
+    for r in lines(svc, "hidden"):
+        problems.setdefault(r["id"].split("/")[0], []).append(r["id"])
+    rng = np.random.default_rng(43)
+    candidates, truth = {}, {}
+    for p in problems:
+        answer = json.loads(index.meta[p][3])["answer"]
+        truth[p] = answer
+        pair = [answer, "none"]  # the right answer and one graded wrong for every task
+        rng.shuffle(pair)
+        candidates[p] = tuple(pair)
+    return problems, candidates, truth
+
+
+def test_the_weighted_probe_recovers_no_more_than_chance(app, space_service, tmp_path):
+    """Issue 43's first finding: all samples of a problem share one reference, so answering a candidate on them
+    and padding with answers already learned decided a problem a submission through the Ladder (48 of 48 hidden
+    answers in 8 submissions, chance 24). Run here twice with the same attacker:
+
+    * against the hidden track as it took uploads (scored, stored and published by the Space's own rules: rounding,
+      the floor, the Ladder), it recovers every answer, so the test can tell;
+    * against the started Space, whose hidden track takes no uploads (`/submit` refuses them, `hypergvl submit`
+      too), it learns nothing: its answers are what guessing gives, and nothing is stored."""
+    from hypergvl.space.service import HIDDEN_BY_REQUEST
+
     hidden = space_service.sets.current("hidden").name
-    records = lines(space_service)
-    first = app.client.predict(*args(jsonl(tmp_path / "a.jsonl", records), "org/a", hidden), api_name="/submit")
-    assert first.startswith("Accepted") and "(hidden set: rounded)" in first
-    acc = float(re.search(r"accuracy (\S+),", first).group(1))
-    assert acc == round(acc)
-    again = app.client.predict(*args(jsonl(tmp_path / "b.jsonl", records[::-1]), "org/b", hidden), api_name="/submit")
-    assert again.startswith("Accepted") and "are not published" in again and "Ladder" in again
-    assert not re.search(r"accuracy \d", again)
-    assert len(app.svc.store.entries()) == 2
+    problems, candidates, truth = _probe_setup(space_service, hidden)
+    n = len(problems)
+    assert n >= 12 and all(len(ids) == 35 for ids in problems.values())
+
+    then = fresh(space_service, tmp_path / "then")
+    counter = iter(range(10_000))
+
+    def as_it_was(records):  # the pre-issue-43 hidden track: an upload scored and published
+        entry = server_entry(then, hidden, records, f"org/probe{next(counter)}", "ip:attacker", origin="upload")
+        shown = then.shown_scores(entry)
+        return None if shown is None else shown["accuracy"]
+
+    recovered = weighted_probe(as_it_was, problems, candidates)
+    assert sum(recovered[p] == truth[p] for p in problems) == n  # the attack works where uploads are scored
+
+    answers = []
+
+    def live(records):
+        up = jsonl(tmp_path / f"probe{len(answers)}.jsonl", records)
+        answers.append(submit_text(app.client, *args(up, f"org/probe{len(answers)}", hidden)))
+        return _shown_accuracy(answers[-1])
+
+    recovered = weighted_probe(live, problems, candidates)
+    # the form offers the public set only, so the endpoint refuses a hidden one as an input it does not take
+    assert answers and all(a.startswith("Refused") and "not in the list of choices" in a for a in answers), answers[0]
+    with pytest.raises(SubmissionError) as refused:  # and the service behind it, with the way to a hidden score
+        app.svc.submit_upload(jsonl(tmp_path / "direct.jsonl", lines(space_service, "hidden")),
+                              Submission(model="org/direct", testset=hidden), "ip:attacker")
+    assert str(refused.value) == HIDDEN_BY_REQUEST
+    hits = sum(recovered[p] == truth[p] for p in problems)
+    blind = sum(candidates[p][1] == truth[p] for p in problems)  # the attacker's fallback without any answer
+    assert hits == blind  # exactly what guessing gives: the Space told it nothing
+    assert hits <= 10  # Binomial(12, 1/2) above its 98th percentile would be suspicious of the seed, not the Space
+    assert not [e for e in app.svc.store.entries() if e.testset == hidden]
+
+
+def test_solving_the_download_scores_nothing_hidden(app, space_service, tmp_path, capsys):
+    """Issue 43's second finding: the questions-only download kept every parameter, and the project's own solvers
+    answered it in 1.8 s for a perfect hidden score. Now no page or route serves a hidden set's questions; solved
+    responses (here the symbolic baseline's: it reads most answers off the question) are refused on the hidden track
+    by the Space and by `hypergvl submit`, and on the public set, where they are accepted, the row says they were
+    uploaded, unlike the server's own runs."""
+    from hypergvl.cli import main as hypergvl
+    from hypergvl.space.app import download_zip, leaderboard_frame
+    from hypergvl.space.scoring import SubmissionError as Refused
+    from hypergvl.space.service import HIDDEN_BY_REQUEST
+
+    svc = app.svc
+    hidden, public = svc.sets.current("hidden"), svc.sets.current("public")
+    config = urllib.request.urlopen(app.url.rstrip("/") + "/config", timeout=30).read().decode()
+    assert '"dl-public"' in config and '"dl-hidden"' not in config and "questions only" not in config
+    with pytest.raises(Refused, match="never served"):
+        download_zip(svc, hidden.name)
+    guessed = f"{app.url.rstrip('/')}/gradio_api/file={svc.config.data_dir / 'downloads' / (hidden.name + '.zip')}"
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen(guessed, timeout=30)
+    assert not [p for p in (svc.config.data_dir / "downloads").glob("*") if hidden.name in p.name]
+
+    solved = {k: lines(space_service, k) for k in ("hidden", "public")}
+    answer = submit_text(app.client, *args(jsonl(tmp_path / "solved.jsonl", solved["hidden"]), "org/solver",
+                                           hidden.name))
+    assert answer.startswith("Refused") and "not in the list of choices" in answer
+    with pytest.raises(Refused) as refused:
+        svc.submit_upload(jsonl(tmp_path / "direct.jsonl", solved["hidden"]), Submission(model="org/solver",
+                                                                                        testset=hidden.name), "ip:1")
+    assert str(refused.value) == HIDDEN_BY_REQUEST
+    run = tmp_path / "run"
+    shutil.copytree(seeded_run(space_service, kind="hidden"), run)
+    code = hypergvl(["submit", str(run), "--space", app.url, "--model", "org/solver", "--testset", "hidden",
+                     "--type", "open", "--params", "7"])
+    assert code == 2 and "the hidden set takes no uploaded run" in capsys.readouterr().err
+
+    answer = app.client.predict(*args(jsonl(tmp_path / "public.jsonl", solved["public"]), "org/solver",
+                                      public.name), api_name="/submit")
+    assert answer.startswith("Accepted") and "uploaded responses" in answer and _shown_accuracy(answer) > 50
+    assert not [e for e in svc.store.entries() if e.testset == hidden.name]
+    frame = leaderboard_frame(svc, public.name, columns=["All", "Scored from"])
+    assert frame.loc[frame["Model"] == "org/solver", "Scored from"].tolist() == ["uploaded responses"]
 
 
 def test_the_rejection_count_survives_a_restart(space_service, tmp_path):

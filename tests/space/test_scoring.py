@@ -234,30 +234,23 @@ def test_rate_limit_per_submitter(space_service, tmp_path):
     svc.submit_upload(upload(4), Submission(model="m3", testset=public), "ip:other")
 
 
-def test_hidden_set_round_trip(space_service, tmp_path):
-    """Evaluate on the questions-only download, upload the zip: scored against the private references, equal to the
-    server's own run of the same model; the same zip is refused for the public set."""
-    import pyarrow.parquet as pq
-
+def test_a_run_on_the_hidden_questions_scores_nowhere(space_service, tmp_path):
+    """A run answered on the hidden set's questions-only build (kept on the server, never served) is refused on
+    the hidden set, which takes server-made runs only, and on the public set, whose build it is not."""
     from hypergvl.evaluators.harness import evaluate_model
+    from hypergvl.space.service import HIDDEN_BY_REQUEST
 
     hidden = space_service.sets.current("hidden")
-    q = Path(hidden.download)
-    columns = {c for p in q.glob("data/*/*.parquet") for c in pq.read_schema(p).names}
-    assert not columns & {"answer", "reference", "params"} and not (q / ".hypergvl-build.json").exists()
-    assert "seed" not in (q / "README.md").read_text().lower()
     out = tmp_path / "run"
-    res = evaluate_model(str(q), "baseline:symbolic", out, progress=False)
-    assert res["scored"] is False
+    assert evaluate_model(hidden.download, "baseline:symbolic", out, progress=False)["scored"] is False
     z = zip_folder(tmp_path / "run.zip", {f"run/{n}": (out / n).read_bytes() for n in ("samples.jsonl", "results.json")})
     svc = fresh(space_service, tmp_path)
-    e = svc.submit_upload(z, Submission(model="me", testset=hidden.name), "ip:1")
-    seeded = next(x for x in space_service.entries() if x.testset == hidden.name and x.model == "baseline:symbolic"
-                  and x.track == "vision")
-    assert e.scores["per_task"] == seeded.scores["per_task"]
+    with pytest.raises(SubmissionError) as refused:
+        svc.submit_upload(z, Submission(model="me", testset=hidden.name), "ip:1")
+    assert str(refused.value) == HIDDEN_BY_REQUEST
     with pytest.raises(SubmissionError, match="not on this test set"):
-        fresh(space_service, tmp_path / "b").submit_upload(
-            z, Submission(model="me", testset=space_service.sets.current("public").name), "ip:1")
+        svc.submit_upload(z, Submission(model="me", testset=space_service.sets.current("public").name), "ip:1")
+    assert svc.store.entries() == []
 
 
 def test_rotation_retires_the_hidden_set(space_service, tmp_path):

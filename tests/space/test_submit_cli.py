@@ -100,42 +100,50 @@ def test_refusals_are_the_servers_words(space, tmp_path, capsys):
     svc, url = space
     run, _ = run_folder(svc, tmp_path, 1)
     public, hidden = svc.sets.current("public"), svc.sets.current("hidden")
-    rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/wrong-set", "--testset", "hidden", *meta())
+    results = json.loads((run / "results.json").read_text())
+    results["dataset"]["build_sha256"] = "f" * 64  # answered on another build
+    (run / "results.json").write_text(json.dumps(results))
+    rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/wrong-set", *meta())
     assert (rc, out) == (1, "")
-    assert err == (f"refused by Space {url}: Rejected: the run was answered on build {public.served_sha256[:12]}, "
-                   f"not on this test set ({hidden.served_sha256[:12]}): download this set's questions (Submit tab, "
-                   "'Download: Hidden set (questions only)'), then hypergvl evaluate --dataset SET --model ... "
-                   "--out RUN\n")
+    assert err == (f"refused by Space {url}: Rejected: the run was answered on build ffffffffffff, not on this test "
+                   f"set ({public.served_sha256[:12]}): rebuild this set with `hypergvl build --per-task "
+                   f"{public.per_task} --seed {svc.sets.public_seed} --out SET` (or download it: Submit tab, 'Download: "
+                   "Public set (with answers)'), then hypergvl evaluate --dataset SET --model ... --out RUN\n")
     lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
     (run / "samples.jsonl").write_text("".join(lines[:-1]))  # one sample missing
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/tampered", *meta())
     assert rc == 1 and err.startswith(f"refused by Space {url}: Rejected: ") and len(err.splitlines()) == 1
     assert not [e for e in svc.store.entries() if e.model in ("org/wrong-set", "org/tampered")]
+    assert hidden.name not in err
 
 
-def test_hidden_set_scores_rounded_then_withheld_by_the_ladder(space, tmp_path, capsys):
-    """A hidden-set run (its results.json names the served questions-only build): rounded scores, numbers over too
-    few problems shown as "-", then a worse run of the same submitter accepted with its scores withheld."""
-    svc, url = space
+def test_the_hidden_set_is_scored_from_the_servers_runs_only(space_service, tmp_path_factory, tmp_path, capsys):
+    """A run on the hidden set is refused before anything is sent; requests are queued, the worker answers the
+    hidden set on the server, and what it publishes follows the hidden set's rules: rounded, numbers over too few
+    problems withheld, and a worse run of the same submitter withheld by the Ladder."""
+    from hypergvl.space.worker import Worker
+
+    svc, url, demo = _launch(space_service, tmp_path_factory)  # its own queue, which the worker empties
+
     hidden = svc.sets.current("hidden")
-    runs = []
-    for name in ("baseline-symbolic-vision", "baseline-random-vision"):
-        seeded, run = seeded_run(svc, name, "hidden"), tmp_path / name
-        run.mkdir()
-        shutil.copy(seeded / "samples.jsonl", run / "samples.jsonl")
-        results = json.loads((seeded / "results.json").read_text())
-        results["dataset"]["build_sha256"] = hidden.served_sha256
-        (run / "results.json").write_text(json.dumps(results))
-        runs.append(run)
-    rc, out, err = hypergvl(capsys, runs[0], "--space", url, "--model", "org/hidden-1", "--testset", "hidden", *meta())
-    assert (rc, err) == (0, "")
-    (entry,) = [e for e in svc.store.entries() if e.model == "org/hidden-1"]
-    assert entry.testset == hidden.name and entry.scores["accuracy"] > 50
-    assert out.startswith(f"accepted: accuracy {round(entry.scores['accuracy']):.2f}, Avg.U -, Avg.R -; Accepted: ")
-    rc, out, err = hypergvl(capsys, runs[1], "--space", url, "--model", "org/hidden-2", "--testset", "hidden", *meta())
-    assert (rc, err) == (0, "")
-    assert out.startswith(f"Accepted: org/hidden-2 on {hidden.name} (vision), re-scored by the server over ")
-    assert "hidden-set scores are not published" in out and "accuracy" not in out
+    run = tmp_path / "hidden-run"
+    shutil.copytree(seeded_run(svc, kind="hidden"), run)
+    rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/hidden-1", "--testset", "hidden", *meta())
+    assert rc == 2 and out == "" and "the hidden set takes no uploaded run" in err and "--request" in err
+    for model in ("baseline:symbolic", "baseline:random"):
+        rc, out, err = hypergvl(capsys, "--request", model, "--space", url, "--testset", "hidden", *meta())
+        assert (rc, err) == (0, "") and out.startswith(f"Queued: {model} at v1 on {hidden.name}")
+    worker = Worker(svc, "w-hidden", ttl_s=60)
+    while worker.run_once() is not None:
+        pass
+    demo.close()
+    entries = {e.model: e for e in svc.store.entries() if e.testset == hidden.name}
+    assert set(entries) == {"baseline:symbolic", "baseline:random"}
+    assert {e.origin for e in entries.values()} == {"request"}
+    best, worse = svc.shown_scores(entries["baseline:symbolic"]), svc.shown_scores(entries["baseline:random"])
+    assert best["accuracy"] == round(entries["baseline:symbolic"].scores["accuracy"]) > 50
+    assert best["avg_u"] is None  # six problems: below the floor of ten
+    assert worse is None  # the Ladder: not above the submitter's best by the margin
 
 
 def test_a_second_submission_is_rate_limited(limited, tmp_path, capsys):

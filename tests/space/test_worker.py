@@ -13,6 +13,7 @@ import pytest
 
 from chat_server import serve
 from conftest import fresh
+from hypergvl.space.config import SpaceConfig
 from hypergvl.space.scoring import SubmissionError
 from hypergvl.space.service import Service, Submission
 from hypergvl.space.store import FAILED, FINISHED, PENDING, SQLiteStore
@@ -56,11 +57,18 @@ def test_requests_are_validated(space_service, tmp_path):
                            ("hf:../../etc", "not a Hub model id")):
         with pytest.raises(SubmissionError, match=message):
             svc.request(Submission(model=model, testset=public), "ip:1")
-    deployed = Service(replace(svc.config, request_prefixes=("hf", "openai")), svc.store, svc.sets)
+    deployed = Service(replace(SpaceConfig.from_env({"SPACE_ID": "org/space"}), data_dir=svc.config.data_dir),
+                       svc.store, svc.sets)
+    assert deployed.config.request_prefixes == ("hf", "openai") and deployed.config.api_models == ()
     with pytest.raises(SubmissionError):
         deployed.request(Submission(model="baseline:symbolic", testset=public), "ip:1")
     with pytest.raises(SubmissionError, match="local model paths"):
         deployed.request(Submission(model="hf:/tmp/model", testset=public), "ip:1")
+    with pytest.raises(SubmissionError, match="runs no API models"):
+        deployed.request(Submission(model="openai:gpt-4o", testset=public), "ip:1")
+    served = Service(replace(deployed.config, api_models=("gpt-4o",)), svc.store, svc.sets)
+    with pytest.raises(SubmissionError, match="runs these API models: gpt-4o"):
+        served.request(Submission(model="openai:my-own-server", testset=public), "ip:1")
     assert svc.store.requests() == []
 
 
@@ -128,3 +136,90 @@ def test_app_and_worker_do_not_know_which_store(space_service, tmp_path):
     frame = leaderboard_frame(svc, public)
     assert sorted(frame["Model"]) == ["baseline:symbolic", "org/uploaded"]
     assert sum(f.startswith("results/") for f in hub.files("org/results")) == 2  # one JSON per result
+
+
+# ------------------------------------------------------------------------------------------------ budgets (issue 43)
+def test_a_request_past_its_time_budget_fails_and_keeps_its_answers(space_service, tmp_path):
+    """The worker runs a request in a child process stopped at ``request_budget_s``: FAILED with the budget named,
+    the answers given so far kept in its run folder, the token budget sent with every API call."""
+    svc = fresh(space_service, tmp_path, request_budget_s=1.5, request_max_new_tokens=77)
+    req = svc.request(Submission(model="openai:echo", testset=svc.sets.current("public").name,
+                                 model_type="closed"), "ip:1")
+    with serve(delay=lambda prompt: 0.05) as chat:
+        started = time.monotonic()
+        Worker(svc, "w1", ttl_s=60, base_url=chat.base_url).run_once()
+        took = time.monotonic() - started
+        (r,) = svc.store.requests()
+        assert r.status == FAILED and "the evaluation took longer than 1.5 s and was stopped" in r.error
+        assert took < 15  # 420 answers at 50 ms and 4 at a time would take over 5 s, plus the start
+        assert svc.store.entries() == []
+        answered = (svc.config.data_dir / "runs" / req.id / "samples.jsonl").read_text().count("\n")
+        assert 0 < answered < 420
+        assert chat.requests and {r["body"]["max_tokens"] for r in chat.requests} == {77}
+
+
+def test_a_request_whose_workers_keep_dying_is_failed(space_service, tmp_path):
+    """Each claim counts an attempt; a request claimed ``request_attempts`` times without finishing (its worker
+    died each time: the claim expired) is FAILED by the next worker instead of run again."""
+    svc = fresh(space_service, tmp_path, request_attempts=2)
+    svc.request(Submission(model="baseline:symbolic", testset=svc.sets.current("public").name), "ip:1")
+    for attempt in range(2):
+        assert svc.store.claim(f"doomed{attempt}", 0.01) is not None
+        time.sleep(0.05)  # the claim expires: PENDING again
+    Worker(svc, "w3", ttl_s=60).run_once()
+    (r,) = svc.store.requests()
+    assert r.status == FAILED and r.error.startswith("gave up after 2 attempts") and r.attempts == 3
+    assert svc.store.entries() == []
+
+
+def test_a_model_that_needs_remote_code_is_never_run(space_service, tmp_path):
+    """A checkpoint's own code (``auto_map``, ``trust_remote_code``) could answer by program or recognise problems:
+    the harness loads architectures of the installed transformers only. The request FAILS with that reason and the
+    checkpoint's module is never imported."""
+    model = tmp_path / "probe-model"
+    model.mkdir()
+    marker = tmp_path / "remote-code-ran"
+    (model / "config.json").write_text('{"model_type": "probe", "auto_map": {"AutoConfig": "probe.ProbeConfig"}}')
+    (model / "probe.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+                                    "from transformers import PretrainedConfig\n"
+                                    "class ProbeConfig(PretrainedConfig):\n    model_type = 'probe'\n")
+    svc = fresh(space_service, tmp_path)
+    svc.request(Submission(model=f"hf:{model}", testset=svc.sets.current("hidden").name), "ip:1")
+    Worker(svc, "w1", ttl_s=60).run_once()
+    (r,) = svc.store.requests()
+    assert r.status == FAILED and "trust_remote_code" in r.error and "never runs" in r.error
+    assert not marker.exists()
+
+
+def test_a_hugging_face_job_runs_one_worker_pass_with_the_secrets_as_secrets(monkeypatch):
+    """``hypergvl space worker --hf-job FLAVOR`` starts one job through ``HfApi.run_job`` (the call bound to its
+    signature): the worker command, the Space's settings as environment, its secrets only as secrets, the time
+    limit of one request plus the install; without the Hub store it is refused (a job's own store dies with it)."""
+    import inspect
+
+    from huggingface_hub import HfApi
+
+    from hypergvl.space.worker import launch_job, main
+
+    calls = []
+
+    class Api:
+        def run_job(self, **kwargs):
+            calls.append(inspect.signature(HfApi.run_job).bind(HfApi(), **kwargs).arguments)
+            return type("JobInfo", (), {"id": "job-1"})()
+
+    env = {"HF_TOKEN": "hf_secret", "HYPERGVL_HIDDEN_SEED": "12345", "HYPERGVL_REQUESTS_REPO": "org/requests",
+           "HYPERGVL_RESULTS_REPO": "org/results", "HYPERGVL_PER_TASK": "4", "HYPERGVL_REQUEST_BUDGET_S": "3600"}
+    job = launch_job(env, flavor="a10g-small", requirement="hypergvl==0.1.0", api=Api())
+    assert job.id == "job-1"
+    (call,) = calls
+    assert call["flavor"] == "a10g-small" and call["timeout"] == 3600 + 1800
+    assert call["command"][-1] == "pip install --quiet hypergvl==0.1.0 && hypergvl space worker --once"
+    assert call["secrets"] == {"HF_TOKEN": "hf_secret", "HYPERGVL_HIDDEN_SEED": "12345"}
+    assert "hf_secret" not in str(call["env"]) and "12345" not in str(call["env"])
+    assert call["env"]["HYPERGVL_REQUESTS_REPO"] == "org/requests" and call["env"]["HYPERGVL_PER_TASK"] == "4"
+    with pytest.raises(ValueError, match="Hub store"):
+        launch_job({"HF_TOKEN": "hf_secret"}, flavor="a10g-small", requirement="hypergvl", api=Api())
+    monkeypatch.setattr("os.environ", {})
+    with pytest.raises(ValueError, match="Hub store"):
+        main(["--hf-job", "a10g-small", "--requirement", "hypergvl"])

@@ -6,7 +6,7 @@ these rules and passing with them.
 2. filtered views reveal no per-problem verdict (and the Ladder withholds what a boosting attack needs);
 3. the hidden seed is in no card, log, error or served file, only in 0600 files;
 4. rejected uploads count toward a limit of their own;
-5. an upload of 256 MiB of short lines costs bounded memory;
+5. an upload of 256 MiB of short lines costs bounded memory, and concurrent worst-case uploads one grading at a time;
 6. ``X-Forwarded-For`` picks no submitter unless it comes from a configured proxy; deployed, anonymous uploads are off;
 7. a fresh page shows the current table;
 8. a zip without results.json, invisible characters in names, the revision shown, an unpaired surrogate;
@@ -364,6 +364,81 @@ def test_a_zip_of_256_mib_of_short_lines_costs_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert peak < 64 * 2 ** 20, f"peak {peak / 2**20:.0f} MiB"  # today: the whole 256 MiB and a list of its lines
     assert time.perf_counter() - start < 30
+
+
+def test_concurrent_worst_case_uploads_cost_one_grading_at_a_time(space_service, tmp_path):
+    """Issue 43: 30 uploads of astral-character responses at once peaked at 3,258 MB and left 993 MB unfreed.
+    Three waves of six such uploads at once (each 420 responses of 10,000 characters outside the BMP, 17 MB) to the
+    Space started as its own process are graded one at a time, each in a child process: the process tree never
+    holds more than one grading, its peak (the server's resident memory plus what each child holds alone) stays
+    within the bound the README states, and the server's own growth is a high-water mark reached by the first wave
+    (Gradio's upload buffers, reused), not a cost per upload."""
+    import threading
+    import time
+
+    import psutil
+    from test_app import _start
+
+    records = lines(space_service, "public")
+    data = tmp_path / "data"
+    shutil.copytree(space_service.config.data_dir, data, ignore=shutil.ignore_patterns("leaderboard.sqlite*"))
+    port = free_port()
+    proc = _start(data, port)
+    server = psutil.Process(proc.pid)
+    url = f"http://127.0.0.1:{port}/"
+    public = space_service.sets.current("public").name
+    peak, most, stop = [0], [0], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            try:
+                kids = server.children()
+                rss = server.memory_info().rss + sum(c.memory_full_info().uss for c in kids)
+            except psutil.Error:  # a child ended while it was read
+                continue
+            peak[0], most[0] = max(peak[0], rss), max(most[0], len(kids))
+            time.sleep(0.02)
+
+    def wave(w: int) -> list[str]:
+        ups = [jsonl(tmp_path / f"astral{w}-{k}.jsonl",
+                     [{**r, "response": "\U0001F600" * 10_000 + f" Ans: {w}-{k}"} for r in records]) for k in range(6)]
+        assert all(16e6 < u.stat().st_size < 64 * 2 ** 20 for u in ups)
+        answers = [""] * len(ups)
+
+        def send(k):
+            answers[k] = submit_text(Client(url, verbose=False), *args(ups[k], f"org/astral{w}-{k}", public))
+
+        senders = [threading.Thread(target=send, args=(k,)) for k in range(len(ups))]
+        for t in senders:
+            t.start()
+        for t in senders:
+            t.join(600)
+        return answers
+
+    try:
+        Client(url, verbose=False).predict(public, ["open"], "both", "all", "all", "all", "all", ["All"],
+                                           api_name="/leaderboard")  # warm: the first page's caches
+        base = server.memory_info().rss
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        started = time.monotonic()
+        answers, after = [], []
+        for w in range(3):
+            answers += wave(w)
+            after.append((server.memory_info().rss - base) / 2 ** 20)
+        took = time.monotonic() - started
+        stop.set()
+        sampler.join()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert all(x.startswith("Accepted") for x in answers), answers
+    added = (peak[0] - base) / 2 ** 20
+    print(f"3 waves of 6 uploads of 17 MB at once: {took:.1f} s, at most {most[0]} grading process(es), tree peak "
+          f"+{added:.0f} MiB, server +{after[0]:.0f}, +{after[1]:.0f}, +{after[2]:.0f} MiB after each wave")
+    assert most[0] == 1  # one grading at a time, whatever arrives together
+    assert added < 512, added  # the README's bound for any number of concurrent uploads
+    assert after[0] < 384 and after[2] - after[0] < 64, after  # reached once, then reused: nothing kept per upload
 
 
 def test_nesting_is_limited_while_reading():

@@ -10,11 +10,25 @@ from pathlib import Path
 from .scoring import Limits
 
 
+def default_data_dir(env=os.environ, here: Path = Path(__file__).resolve().parent) -> Path:
+    """Where the Space keeps its store, test sets, uploads and runs when ``$HYPERGVL_SPACE_DATA`` is not set: on a
+    Hub Space with persistent storage ``/data/hypergvl``; from a checkout ``space/.data`` (git-ignored); from an
+    installed wheel the user's data folder (``$XDG_DATA_HOME/hypergvl/space``, else
+    ``~/.local/share/hypergvl/space``), never inside the installed package, which an upgrade replaces and a user
+    may not be allowed to write."""
+    if env.get("SPACE_ID") and Path("/data").is_dir():
+        return Path("/data/hypergvl")
+    if (here.parent / "pyproject.toml").is_file():  # space/ beside the checkout's pyproject.toml
+        return here / ".data"
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hypergvl" / "space"
+
+
 @dataclass(frozen=True)
 class SpaceConfig:
     """Everything the Space is configured with (environment variables in :meth:`from_env`)."""
 
-    data_dir: Path = Path(__file__).resolve().parent / ".data"
+    data_dir: Path = field(default_factory=default_data_dir)
     public_seed: int = 0
     per_task: int = 4
     hidden_seed: int | None = field(default=None, repr=False)  # a secret: never in a repr, a log or an error
@@ -44,14 +58,12 @@ class SpaceConfig:
         here = Path(__file__).resolve().parent
         studies = env.get("HYPERGVL_SPACE_STUDIES")
         deployed = bool(env.get("SPACE_ID"))
-        # a Space with persistent storage mounts it at /data; elsewhere the data stays beside the app
-        default_data = Path("/data/hypergvl") if deployed and Path("/data").is_dir() else here / ".data"
         proxies = env.get("HYPERGVL_TRUSTED_PROXIES", "")
         anonymous = env.get("HYPERGVL_ANONYMOUS_UPLOADS", "")
         if anonymous not in ("", "0", "1"):
             raise ValueError("HYPERGVL_ANONYMOUS_UPLOADS must be 0 or 1")
         cfg = cls(
-            data_dir=Path(env.get("HYPERGVL_SPACE_DATA", default_data)),
+            data_dir=Path(env.get("HYPERGVL_SPACE_DATA") or default_data_dir(env)),
             public_seed=int(env.get("HYPERGVL_PUBLIC_SEED", 0)), per_task=int(env.get("HYPERGVL_PER_TASK", 4)),
             hidden_seed=_secret_seed(env.get("HYPERGVL_HIDDEN_SEED")),
             rate_limit=int(env.get("HYPERGVL_RATE_LIMIT", 5)),

@@ -108,3 +108,29 @@ def test_cli_from_a_users_project(installed, user_project):
     assert r.returncode == 0, r.stderr[-3000:]
     r = run(site, user_project, *hypergvl, "train", "--model", "HGNN")
     assert r.returncode == 2 and "usage: hypergvl train" in r.stderr
+
+
+def test_the_space_keeps_its_data_outside_the_installed_package(installed, user_project):
+    """`hypergvl space serve` from the wheel used to write its store, test sets and uploads into site-packages
+    (space/.data beside the installed module). Installed, its data folder is the user's data folder; from a
+    checkout it stays space/.data; $HYPERGVL_SPACE_DATA chooses any."""
+    _, site = installed
+    code = """
+import os, sys
+from hypergvl.space.config import SpaceConfig
+os.environ.pop("HYPERGVL_SPACE_DATA", None)
+os.environ.pop("SPACE_ID", None)
+os.environ["XDG_DATA_HOME"] = sys.argv[1]
+print(SpaceConfig.from_env().data_dir)
+print(SpaceConfig().data_dir)
+os.environ["HYPERGVL_SPACE_DATA"] = sys.argv[1] + "/chosen"
+print(SpaceConfig.from_env().data_dir)
+"""
+    r = run(site, user_project, sys.executable, "-c", code, str(user_project / "xdg"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    installed_dir, default_dir, chosen = map(Path, r.stdout.split())
+    assert installed_dir == default_dir == user_project / "xdg" / "hypergvl" / "space"
+    assert chosen == user_project / "xdg" / "chosen"
+    from hypergvl.space.config import SpaceConfig
+
+    assert SpaceConfig.from_env({}).data_dir == ROOT / "space" / ".data"  # a checkout keeps it beside the app

@@ -170,9 +170,12 @@ def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | N
     from hypergvl.evaluators.metric_spaces import default_requirement
 
     cfg = SpaceConfig.from_env(env)
-    if not (env.get("HYPERGVL_REQUESTS_REPO") and env.get("HF_TOKEN")):
+    if not (env.get("HYPERGVL_REQUESTS_REPO") and env.get("HYPERGVL_RESULTS_REPO") and env.get("HF_TOKEN")):
         raise ValueError("--hf-job needs the Space's Hub store: set HF_TOKEN, HYPERGVL_REQUESTS_REPO and "
                          "HYPERGVL_RESULTS_REPO (a job's own store would be lost when it ends)")
+    if cfg.hidden_seed is None:
+        raise ValueError("--hf-job needs the hidden seed as $HYPERGVL_HIDDEN_SEED: a job rebuilds the hidden set "
+                         "from it (a seed kept in the Space's data folder does not reach the job)")
     requirement = requirement or default_requirement()
     worker = ["hypergvl", "space", "worker", "--once"] + (["--base-url", base_url] if base_url else [])
     command = ["bash", "-c", f"pip install --quiet {shlex.quote(requirement)} && " + shlex.join(worker)]

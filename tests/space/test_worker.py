@@ -220,6 +220,10 @@ def test_a_hugging_face_job_runs_one_worker_pass_with_the_secrets_as_secrets(mon
     assert call["env"]["HYPERGVL_REQUESTS_REPO"] == "org/requests" and call["env"]["HYPERGVL_PER_TASK"] == "4"
     with pytest.raises(ValueError, match="Hub store"):
         launch_job({"HF_TOKEN": "hf_secret"}, flavor="a10g-small", requirement="hypergvl", api=Api())
+    without_seed = {k: v for k, v in env.items() if k != "HYPERGVL_HIDDEN_SEED"}
+    with pytest.raises(ValueError, match="HYPERGVL_HIDDEN_SEED") as refused:
+        launch_job(without_seed, flavor="a10g-small", requirement="hypergvl", api=Api())
+    assert "hf_secret" not in str(refused.value) and len(calls) == 1
     monkeypatch.setattr("os.environ", {})
     with pytest.raises(ValueError, match="Hub store"):
         main(["--hf-job", "a10g-small", "--requirement", "hypergvl"])

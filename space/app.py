@@ -550,8 +550,9 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                                       sub_routing, sub_set], sub_result, api_name="submit", concurrency_limit=1)
 
             gr.Markdown("**Request an evaluation** of a Hub model, on the public or the hidden set: the Space's "
-                        "worker runs it (PENDING -> RUNNING -> FINISHED or FAILED) with the model's own code in "
-                        "`transformers` (no remote code), under a time and token budget per request.")
+                        "worker runs it (PENDING -> RUNNING -> FINISHED or FAILED) through its architecture as the installed "
+                        "`transformers` ships it (never the checkpoint's own code), under a time and token budget "
+                        "per request.")
             with gr.Row():
                 req_model = gr.Textbox(label="Hub model id (org/name)", max_length=200, elem_id="req-model")
                 req_revision = gr.Textbox("main", label="Revision", max_length=100, elem_id="req-revision")

@@ -168,12 +168,11 @@ class Service:
         return entry
 
     def remedy(self, testset) -> str:
-        """The commands that answer a test set, for a refusal of a run answered on another one."""
-        run = "then hypergvl evaluate --dataset SET --model ... --out RUN"
-        if testset.kind == PUBLIC:
-            return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed "
-                    f"{self.sets.public_seed} --out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), {run}")
-        return HIDDEN_BY_REQUEST
+        """The commands that answer the public set, for a refusal of a run answered on another one (an upload is
+        refused on a hidden set before this is asked)."""
+        return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed {self.sets.public_seed} "
+                "--out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), then hypergvl "
+                "evaluate --dataset SET --model ... --out RUN")
 
     def raw_path(self, sha: str) -> Path:
         return self.config.data_dir / "uploads" / sha

@@ -124,7 +124,6 @@ def test_the_hidden_set_is_scored_from_the_servers_runs_only(space_service, tmp_
     from hypergvl.space.worker import Worker
 
     svc, url, demo = _launch(space_service, tmp_path_factory)  # its own queue, which the worker empties
-
     hidden = svc.sets.current("hidden")
     run = tmp_path / "hidden-run"
     shutil.copytree(seeded_run(svc, kind="hidden"), run)

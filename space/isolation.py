@@ -7,12 +7,15 @@ when it exits, and the parent kills it once it runs past ``seconds`` or its resi
 ``memory_bytes`` (checked every ``_TICK_S``). Every way it can end reaches the caller as one
 :class:`SubmissionError` that says which budget ran out, or as the error the work raised.
 
-Children are forked from the server (``fork``): they start in milliseconds with the grading modules (imported by this
-module through :mod:`.scoring`) already loaded, and run nothing but ``fn`` (no lock another thread may hold is taken: no logging, no store,
-no output). The ``forkserver`` and ``spawn`` methods were measured and rejected: each child re-imports the
-launching script (``python space/app.py``, whose relative imports fail outside the package) or, launched with
-``python -m hypergvl.space.app``, the whole Gradio app, seconds per upload. A child dies with the server
-(``PR_SET_PDEATHSIG``), so a killed server leaves no grading behind.
+Grading children are forked from the server (``start="fork"``): they start in milliseconds with the grading modules
+(imported by this module through :mod:`.scoring`) already loaded, and run nothing but ``fn``, which imports nothing and
+takes no lock another thread may hold (no logging, no store, no output). The ``forkserver`` and ``spawn`` methods were
+measured and rejected for grading: each child re-imports the launching script (``python space/app.py``, whose relative
+imports fail outside the package) or, launched with ``python -m hypergvl.space.app``, the whole Gradio app, seconds per
+upload. Work that imports modules of its own (the worker's evaluation: ``transformers``, the harness) uses
+``start="spawn"`` instead: a forked child that imports a module another thread of the parent was importing at the
+moment of the fork waits forever on that module's import lock (seen: the worker in a process whose Space was warming
+its HNN tab). A child dies with the server (``PR_SET_PDEATHSIG``), so a killed server leaves no work behind.
 """
 from __future__ import annotations
 
@@ -59,12 +62,15 @@ def _child(conn, fn: Callable, args: tuple) -> None:
 
 
 def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int | None,
-                what: str = "grading") -> Any:
+                what: str = "grading", start: str = "fork") -> Any:
     """``fn(*args)`` in a child process; :class:`SubmissionError` when it runs past ``seconds`` or its resident
     memory grows by more than ``memory_bytes`` (it is killed); ``fn``'s own exception as raised.
 
-    ``fn`` must be a module-level function and ``args`` picklable; ``what`` names the work in the messages."""
-    ctx = mp.get_context("fork")
+    ``fn`` must be a module-level function and ``args`` picklable; ``what`` names the work in the messages;
+    ``start`` is the :mod:`multiprocessing` start method (``"fork"`` or ``"spawn"``, see the module's text)."""
+    if start not in ("fork", "spawn"):
+        raise ValueError(f"start must be 'fork' or 'spawn', not {start!r}")
+    ctx = mp.get_context(start)
     here, there = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(there, fn, args), daemon=True)
     start = time.monotonic()

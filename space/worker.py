@@ -71,7 +71,9 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
     if budget_s is None:
         _answer(*work)
     else:
-        run_bounded(_answer, work, seconds=budget_s, memory_bytes=None, what="the evaluation")
+        # spawned, not forked: the evaluation imports the harness and the model's libraries, and a forked child would
+        # wait forever on a module another thread (the Space warming a tab) was importing at the fork
+        run_bounded(_answer, work, seconds=budget_s, memory_bytes=None, what="the evaluation", start="spawn")
     records = parse_samples((out / LOG).read_bytes(), service.config.limits)
     scored = score(records, service.sets.index(testset.name), kind)
     raw = service.keep_raw(out / LOG)  # what a re-grade under a new scorer version reads

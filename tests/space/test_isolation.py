@@ -33,6 +33,37 @@ def _pid():
     return os.getpid()
 
 
+def test_work_that_imports_is_spawned_because_a_forked_child_waits_on_an_import_in_flight(tmp_path):
+    """Why the worker's evaluation runs with ``start="spawn"``: while another thread of the parent is importing a
+    module, a forked child that imports the same module waits forever on that module's import lock (the child has
+    the lock but not the thread that would release it); a spawned child imports it afresh."""
+    import pkgutil  # resolve_name: module-level, so a spawned child can unpickle it (this test module it cannot)
+    import sys
+    import threading
+
+    release = tmp_path / "release"
+    (tmp_path / "slow_to_import.py").write_text(
+        "import os, time\n"
+        f"while os.getpid() == {os.getpid()} and not os.path.exists({str(release)!r}):\n"
+        "    time.sleep(0.02)\n")
+    sys.path.insert(0, str(tmp_path))
+    holder = threading.Thread(target=__import__, args=("slow_to_import",), daemon=True)
+    holder.start()
+    try:
+        time.sleep(0.3)  # the holder is inside the module's body, holding its import lock
+        with pytest.raises(SubmissionError, match="longer than 3 s"):
+            run_bounded(pkgutil.resolve_name, ("slow_to_import:__name__",), seconds=3, memory_bytes=None)
+        assert run_bounded(pkgutil.resolve_name, ("slow_to_import:__name__",), seconds=60, memory_bytes=None,
+                           start="spawn") == "slow_to_import"  # the child has the parent's sys.path
+    finally:
+        release.touch()
+        holder.join(10)
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("slow_to_import", None)
+    with pytest.raises(ValueError, match="start must be"):
+        run_bounded(_pid, (), seconds=1, memory_bytes=None, start="forkserver")
+
+
 def test_a_grading_past_its_time_is_stopped_in_time():
     start = time.monotonic()
     with pytest.raises(SubmissionError, match="longer than 1 s and was stopped"):

@@ -39,107 +39,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypergvl import Hypergraph, solvers, text
+from hypergvl.tasks import TASKS, Instance
 
 from .adapters import ModelInfo, Sample, register_adapter
 
-# question -> (task, params); the patterns are the E.2 questions of hypergvl.tasks
-_QUESTIONS = [
-    ("VC", re.compile(r"Q: How many vertices are in the hypergraph")),
-    ("HEC", re.compile(r"Q: How many hyperedges are in the hypergraph")),
-    ("Ne", re.compile(r"Q: What are the direct neighbors of vertex v(?P<vertex>\d+)")),
-    ("DVC", re.compile(r"Q: How many vertices have degree (?P<degree>\d+)")),
-    ("OEC", re.compile(r"Q: How many hyperedges have order (?P<order>\d+)")),
-    ("ONe", re.compile(r"Q: What are the neighbors of vertex v(?P<vertex>\d+) when only considering hyperedges with "
-                       r"order >= (?P<min_order>\d+)")),
-    ("OSP", re.compile(r"Q: What is the shortest path length from vertex v(?P<source>\d+) to vertex v(?P<target>\d+)")),
-    ("OMF", re.compile(r"Q: What is the estimated maximum flow from vertex v(?P<source>\d+) to vertex v(?P<target>\d+)")),
-    ("ISM", re.compile(r"Q: Are these two hypergraphs isomorphic")),
-    ("3-CL", re.compile(r"Q: Please provide a 3-coloring strategy")),
-    ("SHC", re.compile(r"Q: Please identify a strict hypercycle")),
-    ("HHM", re.compile(r"Q: Please provide a valid Hamiltonian path from v(?P<source>\d+) to v(?P<target>\d+)")),
-]
-_REP_MARKERS = [("n_pair", "(i,j) means"), ("n_set", "(i, j, k) means"), ("adj_mat", "The adjacency matrix"),
-                ("inc_mat", "The incidence matrix"), ("ho_inc", " with hyperedge e"), ("ho_neigh", " is connected to hyperedge"),
-                ("lo_inc", " In this hypergraph:")]
-
-
 def read_prompt(prompt: str) -> tuple[str, dict, str, str]:
-    """(task, params, representation text, representation name) of a HyperGVL prompt."""
+    """(task, params, representation text, representation name) of a HyperGVL prompt: the task is the one whose
+    question pattern (:attr:`hypergvl.tasks.Task.pattern`) starts the question, the representation the one whose
+    marker the text holds (:func:`hypergvl.text.recognise`)."""
     at = prompt.rfind(" Q: ")
     if at < 0:
         raise ValueError("not a HyperGVL prompt: no question")
     body, question = prompt[:at], prompt[at + 1:]
-    for code, pattern in _QUESTIONS:
-        m = pattern.match(question)
+    for code, task in TASKS.items():
+        m = task.pattern.match(question)
         if m:
-            params = {k: int(v) for k, v in m.groupdict().items()}
-            break
-    else:
-        raise ValueError("not a HyperGVL prompt: unknown question")
-    rep = next((name for name, marker in _REP_MARKERS if marker in body), None)
-    if rep is None:
-        raise ValueError("not a HyperGVL prompt: unknown text representation")
-    return code, params, body, rep
-
-
-def _set(vs) -> str:
-    return "{" + ",".join(f"v{v}" for v in sorted(vs)) + "}" if vs else "No neighbors"
+            return code, {k: int(v) for k, v in m.groupdict().items()}, body, text.recognise(body)
+    raise ValueError("not a HyperGVL prompt: unknown question")
 
 
 def solve_symbolically(prompt: str) -> str:
-    code, p, body, rep = read_prompt(prompt)
-    if code == "ISM":
-        h, g = text.parse_ism(rep, body)
-        return "Yes" if solvers.is_isomorphic(h, g) else "No"
-    h = text.parse(rep, body)
-    if code == "VC":
-        return str(h.num_vertices)
-    if code == "HEC":
-        return str(h.num_hyperedges)
-    if code in ("Ne", "ONe"):
-        return _set(h.neighbors(p["vertex"], p.get("min_order", 1)))
-    if code == "DVC":
-        return str(sum(d == p["degree"] for d in h.degrees))
-    if code == "OEC":
-        return str(sum(len(e) == p["order"] for e in h.hyperedges))
-    if code == "OSP":
-        d = solvers.shortest_path_length(h, p["source"], p["target"])
-        return "No path" if d is None else str(d)
-    if code == "OMF":
-        return str(solvers.max_flow(h, p["source"], p["target"]))
-    if code == "3-CL":
-        col = solvers.find_3coloring(Hypergraph(h.num_vertices, [e for e in h.hyperedges if len(e) >= 2] or [[0]]))
-        return "Coloring:[" + ",".join(f"v{v}:c{c}" for v, c in enumerate(col)) + "]" if col else "No coloring"
-    if code == "SHC":
-        cyc = solvers.find_strict_hypercycle(h)
-        return "Cycle:[" + ",".join(f"e{i}" for i in cyc) + "]" if cyc else "No cycle"
-    found = solvers.find_hamiltonian_path(h, p["source"], p["target"])
-    return "Path:[" + ",".join(f"e{i}" for i in found[0]) + "]" if found else "No path"
+    """The exact answer to what the prompt states: its text parsed back, its task's solver on that structure."""
+    code, params, body, rep = read_prompt(prompt)
+    task = TASKS[code]
+    h, g = text.parse_ism(rep, body) if task.two_hypergraphs else (text.parse(rep, body), None)
+    if task.min_order > 1:  # an order-1 hyperedge the text states for an isolated vertex is not part of the task
+        h = Hypergraph(h.num_vertices, [e for e in h.hyperedges if len(e) >= task.min_order])
+    return task.solve(Instance(h, params, g))
 
 
 def random_answer(prompt: str) -> str:
-    """A format-valid random answer to the prompt's task (uniform over plausible values)."""
-    code, p, body, rep = read_prompt(prompt)
+    """A format-valid random answer to the prompt's task (:meth:`hypergvl.tasks.Task.guess`), seeded by the prompt."""
+    code, params, body, rep = read_prompt(prompt)
     rng = random.Random(zlib.crc32(prompt.encode()))
     heads = re.findall(r"describes a hypergraph among vertices (.*?),? and (?:among )?hyperedges? (.*?)\.", body)
     n = len(re.findall(r"v\d+", heads[-1][0])) if heads else 10
     m = len(re.findall(r"e\d+", heads[-1][1])) if heads else 10
-    if code in ("VC", "HEC", "DVC", "OEC", "OMF", "OSP"):
-        return str(rng.randint(0, max(n, m, 1) * (2 if code in ("OSP", "OMF") else 1)))
-    if code in ("Ne", "ONe"):
-        return _set([v for v in range(n) if v != p["vertex"] and rng.random() < 0.3])
-    if code == "ISM":
-        return rng.choice(["Yes", "No"])
-    if code == "3-CL":
-        return "Coloring:[" + ",".join(f"v{v}:c{rng.randrange(3)}" for v in range(n)) + "]"
-    if code == "SHC":
-        k = rng.randint(3, max(3, min(m, 6)))
-        return "Cycle:[" + ",".join(f"e{i}" for i in rng.sample(range(max(m, k)), k)) + "]"
-    return "Path:[" + ",".join(f"e{i}" for i in rng.sample(range(max(m, n - 1)), n - 1)) + "]"
-
-
-_NC_STRUCTURE = re.compile(r"Hypergraph Structure: (?P<text>.*?)\nKnown labels in the subgraph:\n(?P<known>.*?)\n"
-                           r"Target Node Content:.*?\nCategories:\n(?P<cats>.*?)\n[^\n]*\Z", re.S)
+    return TASKS[code].guess(rng, n, m, params)
 
 
 def majority_neighbor_label(prompt: str) -> str:
@@ -152,10 +88,7 @@ def majority_neighbor_label(prompt: str) -> str:
     if m is None:
         raise ValueError("not a node-classification prompt")
     body = m["text"]
-    rep = next((name for name, marker in _REP_MARKERS if marker in body), None)
-    if rep is None:
-        raise ValueError("not a node-classification prompt: unknown text representation")
-    h = text.parse(rep, body)
+    h = text.parse(text.recognise(body), body)
     known = {int(v): name.strip() for v, name in re.findall(r"^v(\d+): (.+)$", m["known"], re.M)}
     order = [line.split(": ", 1)[0] for line in m["cats"].splitlines() if ": " in line]
     if not order:

@@ -20,9 +20,10 @@ import argparse
 from pathlib import Path
 
 from hypergvl.atomic import atomic_path
-from hypergvl.builder import TEXT_LABELS, VISUAL_LABELS
+from hypergvl.builder import VISUAL_LABELS
 from hypergvl.cli import UserError, command
-from hypergvl.tasks import TASK_CODES
+from hypergvl.tasks import task_codes
+from hypergvl.text import text_labels
 
 from .paper import COLUMNS, load as load_paper, match
 from .run_folder import read_results
@@ -70,12 +71,12 @@ def _cell(value) -> str:
 
 
 def _head(first: str) -> list[str]:
-    return [f"| {first} | " + " | ".join(TASK_CODES) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(TASK_CODES) + 3)]
+    return [f"| {first} | " + " | ".join(task_codes()) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(task_codes()) + 3)]
 
 
 def _line(name: str, scores: dict) -> str:
     """One of our rows: per-task accuracy, Avg.U, Avg.R (one decimal; ``-`` where the run has none)."""
-    return (f"| {name} | " + " | ".join(_cell(scores["per_task"].get(t)) for t in TASK_CODES)
+    return (f"| {name} | " + " | ".join(_cell(scores["per_task"].get(t)) for t in task_codes())
             + f" | {_cell(scores.get('avg_u'))} | {_cell(scores.get('avg_r'))} |")
 
 
@@ -109,7 +110,7 @@ def table4(result: dict) -> str:
 def _by_rep(result: dict) -> list[tuple[str, dict]]:
     """(paper label, scores) of each representation the run has: 7 textual, then 5 visual, in the paper's names."""
     s = result["scores"]
-    return [(name, s[key][rep]) for key, names in (("by_text_rep", TEXT_LABELS), ("by_visual_rep", VISUAL_LABELS))
+    return [(name, s[key][rep]) for key, names in (("by_text_rep", text_labels()), ("by_visual_rep", VISUAL_LABELS))
             for rep, name in names.items() if s.get(key, {}).get(rep)]
 
 
@@ -152,18 +153,18 @@ def heatmap(result: dict, path: Path) -> None:
     import numpy as np
 
     s = result["scores"]
-    cols = [(k, rep, label) for k, names in (("by_text_rep", TEXT_LABELS), ("by_visual_rep", VISUAL_LABELS))
+    cols = [(k, rep, label) for k, names in (("by_text_rep", text_labels()), ("by_visual_rep", VISUAL_LABELS))
             for rep, label in names.items() if rep in s.get(k, {})]
-    grid = np.full((len(TASK_CODES), len(cols)), np.nan)
+    grid = np.full((len(task_codes()), len(cols)), np.nan)
     for j, (k, rep, _) in enumerate(cols):
-        for i, t in enumerate(TASK_CODES):
+        for i, t in enumerate(task_codes()):
             v = s[k][rep]["per_task"].get(t)
             grid[i, j] = np.nan if v is None else v
     fig = _figure(1.0 + 0.7 * max(len(cols), 1), 6.0)
     ax = fig.add_subplot()
     im = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(cols)), [c[2] for c in cols], rotation=45, ha="right")
-    ax.set_yticks(range(len(TASK_CODES)), TASK_CODES)
+    ax.set_yticks(range(len(task_codes())), task_codes())
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if not np.isnan(grid[i, j]):
@@ -195,7 +196,7 @@ def lvlm_vs_llm(results: list[dict], path: Path) -> bool:
 
     if not (any(r.get("text_only") for r in results) and any(not r.get("text_only") for r in results)):
         return False
-    tasks = [t for t in TASK_CODES if any(t in r["scores"]["per_task"] for r in results)]
+    tasks = [t for t in task_codes() if any(t in r["scores"]["per_task"] for r in results)]
     fig = _figure(2.0 + 0.9 * len(tasks), 5.0)
     ax = fig.add_subplot()
     width = 0.8 / len(results)

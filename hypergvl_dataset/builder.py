@@ -29,19 +29,18 @@ from typing import Iterator, Sequence
 from .cli import UserError, command
 from .answers import SCORER_VERSION
 from .atomic import atomic_path, write_json, write_text
-from .tasks import TASK_CODES, config_name, generate_problem, get_task
+from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
+from .text import TEXT_REPS
 
 MANIFEST = ".hypergvl-build.json"
 SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
-TEXT_COLUMNS = ("text_lo_inc", "text_n_pair", "text_adj_mat", "text_ho_neigh", "text_ho_inc", "text_n_set",
-                "text_inc_mat")
 VISUAL_REPS = ("enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp")
-#: how tables, figures and the Space name each representation (HyperGVL's own spelling)
-TEXT_LABELS = {"lo_inc": "LO-Inc", "n_pair": "N-Pair", "adj_mat": "Adj-Mat", "ho_neigh": "HO-Neigh", "ho_inc": "HO-Inc",
-               "n_set": "N-Set", "inc_mat": "Inc-Mat"}
+#: how tables, figures and the Space name each visual representation (HyperGVL's own spelling); a text
+#: representation's label is registered with it (:func:`hypergvl.text.text_labels`)
 VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
-#: the 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
-COMBINATIONS: tuple[tuple[str, str], ...] = tuple((c.removeprefix("text_"), v) for c in TEXT_COLUMNS for v in VISUAL_REPS)
+#: the paper's 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
+#: (fixed: the router's output layer has one unit per combination; a representation registered later is not routed)
+COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
 TEXT_ONLY = "none"  # the visual "representation" of a text-only sample (an LLM's prompt, HyperGVL sec. 3.3)
 BUILD_FORMAT = 1
 
@@ -55,7 +54,7 @@ def features():
             "num_hyperedges": Value("int32"), "hypergraph": Value("string"), "hypergraph2": Value("string"),
             "params": Value("string"), "question": Value("string"), "answer": Value("string"),
             "reference": Value("string")}
-    cols.update({c: Value("string") for c in TEXT_COLUMNS})
+    cols.update({f"text_{r}": Value("string") for r in TEXT_REPS})
     cols.update({f"image_{r}": Image() for r in VISUAL_REPS})
     return Features(cols)
 
@@ -348,7 +347,7 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
     lines += ["", "The paper's sources are PubMed co-authorship and M-CSA catalytic sites. M-CSA has no public flat file "
               "reachable offline and is left out; co-authorship comes from HyperGCN's Cora/DBLP files when available.", "",
               "## Statistics", "", "| task | source | small | medium | large | total |", "| --- | --- | --- | --- | --- | --- |"]
-    for (task, source), c in sorted(by.items(), key=lambda kv: (TASK_CODES.index(kv[0][0]), kv[0][1])):
+    for (task, source), c in sorted(by.items(), key=lambda kv: (list(TASKS).index(kv[0][0]), kv[0][1])):
         lines.append(f"| {task} | {source} | {c['small']} | {c['medium']} | {c['large']} | {sum(c.values())} |")
     lines += ["", "| origin | rows |", "| --- | --- |"] + [f"| {o} | {n} |" for o, n in sorted(origins.items())]
     lines += ["", "## Files", "", "| file | sha256 |", "| --- | --- |"]
@@ -379,7 +378,6 @@ class ExpandedDataset:
     ``reference`` column: its samples carry ``reference`` None."""
 
     def __init__(self, dataset, text_reps: Sequence[str], visual_reps: Sequence[str], decode_images: bool = True):
-        from .text import TEXT_REPS
 
         for r in text_reps:
             if r not in TEXT_REPS:
@@ -479,7 +477,6 @@ def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequenc
     """Turn meta-problem rows into VQA samples: 35 per row by default (7 text x 5 visual representations).
 
     ``visual_reps=["none"]`` gives the text-only samples an LLM is asked (HyperGVL sec. 3.3)."""
-    from .text import TEXT_REPS
 
     return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or VISUAL_REPS,
                            decode_images=decode_images)

@@ -23,7 +23,7 @@ from . import answers, generators, solvers, text
 from .hypergraph import Hypergraph
 from .registry import Registry
 
-__all__ = ["TASKS", "TASK_CODES", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task", "get_task",
+__all__ = ["TASKS", "TASK_CODES", "task_codes", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task", "get_task",
            "generate_problem", "score_response", "parse_reference", "config_name"]
 
 ANS = "List the answer after “Ans:”"
@@ -51,6 +51,9 @@ class Task:
     level: ClassVar[int]
     name: ClassVar[str]
     min_order: ClassVar[int] = 1  # smallest hyperedge order an instance may have (3-CL: 2)
+    #: recognises the task's question in a prompt (its start), with the parameters as named integer groups
+    pattern: ClassVar[re.Pattern]
+    two_hypergraphs: ClassVar[bool] = False  # the prompt states H and G (ISM, E.2.3)
 
     # ---- instances
     def synthetic(self, scale: str, rng: np.random.Generator, variant: int | None) -> Instance:
@@ -68,6 +71,12 @@ class Task:
         raise NotImplementedError
 
     def solve(self, inst: Instance) -> str:
+        """The reference answer of an instance (exact solvers; the planted solution where the generator made one)."""
+        raise NotImplementedError
+
+    def guess(self, rng, n: int, m: int, params: dict) -> str:
+        """A format-valid random answer for a hypergraph of ``n`` vertices and ``m`` hyperedges (``baseline:random``;
+        ``rng`` is a :class:`random.Random`)."""
         raise NotImplementedError
 
     def parse(self, response: str) -> Any:
@@ -122,6 +131,10 @@ _HYPEREDGES = re.compile(r"[ \t]+(?:\w+[ \t]+)?(?:hyper-?edges?|edges?)\b", re.I
 
 class _Count(Task):
     other_unit: ClassVar[re.Pattern | None] = None  # what the question does not count (VC: hyperedges)
+    guess_range: ClassVar[int] = 1  # a random answer is at most this many times max(n, m)
+
+    def guess(self, rng, n, m, params):
+        return str(rng.randint(0, max(n, m, 1) * self.guess_range))
 
     def parse(self, response):
         return answers.parse_int(response, other_unit=self.other_unit)
@@ -133,6 +146,9 @@ class _VertexSet(Task):
 
     def canonical(self, parsed):
         return "{" + ",".join(f"v{v}" for v in sorted(parsed)) + "}" if parsed else "No neighbors"
+
+    def guess(self, rng, n, m, params):
+        return self.canonical([v for v in range(n) if v != params["vertex"] and rng.random() < 0.3])
 
 
 def _pick_vertex(h: Hypergraph, rng: np.random.Generator) -> int:
@@ -148,6 +164,7 @@ def _two_vertices(h: Hypergraph, rng: np.random.Generator) -> tuple[int, int]:
 @register_task
 class VC(_Count):
     code, level, name = "VC", 1, "Vertex Counting"
+    pattern = re.compile(r"Q: How many vertices are in the hypergraph")
     other_unit = _HYPEREDGES
 
     def question(self, params):
@@ -160,6 +177,7 @@ class VC(_Count):
 @register_task
 class HEC(_Count):
     code, level, name = "HEC", 1, "Hyperedge Counting"
+    pattern = re.compile(r"Q: How many hyperedges are in the hypergraph")
     other_unit = _VERTICES
 
     def question(self, params):
@@ -172,6 +190,7 @@ class HEC(_Count):
 @register_task
 class Ne(_VertexSet):
     code, level, name = "Ne", 1, "Neighbors"
+    pattern = re.compile(r"Q: What are the direct neighbors of vertex v(?P<vertex>\d+)")
 
     def sample_params(self, inst, rng):
         return {"vertex": _pick_vertex(inst.hypergraph, rng)}
@@ -189,6 +208,7 @@ class Ne(_VertexSet):
 @register_task
 class DVC(_Count):
     code, level, name = "DVC", 2, "Degree-specified Vertex Counting"
+    pattern = re.compile(r"Q: How many vertices have degree (?P<degree>\d+)")
     other_unit = _HYPEREDGES
 
     def sample_params(self, inst, rng):
@@ -206,6 +226,7 @@ class DVC(_Count):
 @register_task
 class OEC(_Count):
     code, level, name = "OEC", 2, "Order-specified Hyperedge Counting"
+    pattern = re.compile(r"Q: How many hyperedges have order (?P<order>\d+)")
     other_unit = _VERTICES
 
     def sample_params(self, inst, rng):
@@ -223,6 +244,8 @@ class OEC(_Count):
 @register_task
 class ONe(_VertexSet):
     code, level, name = "ONe", 2, "Order-filtered Neighbors"
+    pattern = re.compile((r"Q: What are the neighbors of vertex v(?P<vertex>\d+) when only considering hyperedges with "
+                       r"order >= (?P<min_order>\d+)"))
 
     def sample_params(self, inst, rng):
         h = inst.hypergraph
@@ -243,6 +266,7 @@ class ONe(_VertexSet):
 @register_task
 class OSP(Task):
     code, level, name = "OSP", 3, "Order-weighted Shortest Path"
+    pattern = re.compile(r"Q: What is the shortest path length from vertex v(?P<source>\d+) to vertex v(?P<target>\d+)")
 
     def sample_params(self, inst, rng):
         s, t = _two_vertices(inst.hypergraph, rng)
@@ -257,6 +281,9 @@ class OSP(Task):
         d = solvers.shortest_path_length(inst.hypergraph, inst.params["source"], inst.params["target"])
         return "No path" if d is None else str(d)
 
+    def guess(self, rng, n, m, params):
+        return str(rng.randint(0, max(n, m, 1) * 2))
+
     def parse(self, response):
         return answers.parse_int(response, allow_no_path=True)
 
@@ -264,6 +291,8 @@ class OSP(Task):
 @register_task
 class OMF(_Count):
     code, level, name = "OMF", 3, "Order-weighted Maximum Flow"
+    guess_range = 2
+    pattern = re.compile(r"Q: What is the estimated maximum flow from vertex v(?P<source>\d+) to vertex v(?P<target>\d+)")
 
     def sample_params(self, inst, rng):
         s, t = _two_vertices(inst.hypergraph, rng)
@@ -284,6 +313,8 @@ class OMF(_Count):
 @register_task
 class ISM(Task):
     code, level, name = "ISM", 3, "Isomorphism Recognition"
+    two_hypergraphs = True
+    pattern = re.compile(r"Q: Are these two hypergraphs isomorphic")
 
     def _pair(self, h, rng, variant):
         # balanced Yes/No: the builder alternates `variant`; a lone sample flips a coin
@@ -312,6 +343,9 @@ class ISM(Task):
     def solve(self, inst):
         return "Yes" if solvers.is_isomorphic(inst.hypergraph, inst.hypergraph2) else "No"
 
+    def guess(self, rng, n, m, params):
+        return rng.choice(["Yes", "No"])
+
     def parse(self, response):
         return answers.parse_yes_no(response)
 
@@ -320,6 +354,7 @@ class ISM(Task):
 @register_task
 class ThreeColoring(Task):
     code, level, name = "3-CL", 4, "Hypergraph 3-Coloring"
+    pattern = re.compile(r"Q: Please provide a 3-coloring strategy")
     min_order = 2
 
     def synthetic(self, scale, rng, variant):
@@ -344,7 +379,10 @@ class ThreeColoring(Task):
 
     def solve(self, inst):
         colours = inst.hint if inst.hint is not None else solvers.find_3coloring(inst.hypergraph)
-        return self.canonical(dict(enumerate(colours)))
+        return self.canonical(dict(enumerate(colours))) if colours else "No coloring"
+
+    def guess(self, rng, n, m, params):
+        return "Coloring:[" + ",".join(f"v{v}:c{rng.randrange(3)}" for v in range(n)) + "]"
 
     def parse(self, response):
         return answers.parse_coloring(response)
@@ -364,6 +402,7 @@ class ThreeColoring(Task):
 @register_task
 class SHC(Task):
     code, level, name = "SHC", 4, "Strict Hypercycle"
+    pattern = re.compile(r"Q: Please identify a strict hypercycle")
 
     def synthetic(self, scale, rng, variant):
         h, cycle = generators.planted_shc(scale, rng)
@@ -383,7 +422,11 @@ class SHC(Task):
 
     def solve(self, inst):
         cycle = inst.hint if inst.hint is not None else solvers.find_strict_hypercycle(inst.hypergraph)
-        return self.canonical(cycle)
+        return self.canonical(cycle) if cycle else "No cycle"
+
+    def guess(self, rng, n, m, params):
+        k = rng.randint(3, max(3, min(m, 6)))
+        return self.canonical(rng.sample(range(max(m, k)), k))
 
     def parse(self, response):
         cycle = answers.parse_edge_sequence(response, "cycle:")
@@ -401,6 +444,7 @@ class SHC(Task):
 @register_task
 class HHM(Task):
     code, level, name = "HHM", 4, "Hypergraph Hamiltonian Path"
+    pattern = re.compile(r"Q: Please provide a valid Hamiltonian path from v(?P<source>\d+) to v(?P<target>\d+)")
 
     def synthetic(self, scale, rng, variant):
         h, s, t, path = generators.planted_hhm(scale, rng)
@@ -426,7 +470,10 @@ class HHM(Task):
         if path is None:
             found = solvers.find_hamiltonian_path(inst.hypergraph, inst.params["source"], inst.params["target"])
             path = found[0] if found else None
-        return self.canonical(path)
+        return self.canonical(path) if path else "No path"
+
+    def guess(self, rng, n, m, params):
+        return self.canonical(rng.sample(range(max(m, n - 1)), n - 1))
 
     def parse(self, response):
         path = answers.parse_edge_sequence(response, "path:")
@@ -450,7 +497,13 @@ class VertexOrder(tuple):
     """An HHM answer given as the path's vertices (``Path: v0 -> v3 -> v2``) instead of its hyperedges."""
 
 
-TASK_CODES = tuple(TASKS)
+TASK_CODES = tuple(TASKS)  # the paper's twelve; :func:`task_codes` also lists tasks registered later
+
+
+def task_codes() -> tuple[str, ...]:
+    """Codes of every registered task, in registration order (the paper's twelve first)."""
+    return tuple(TASKS)
+
 UNDERSTANDING = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe")
 REASONING = ("OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
 

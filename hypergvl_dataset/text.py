@@ -12,16 +12,25 @@ Each representation also has a parser (:func:`parse`) that reads back whatever s
 lossless ones (N-Set, HO-Neigh, HO-Inc, Inc-Mat) give the hypergraph back exactly; the vertex-vertex ones
 (LO-Inc, N-Pair, Adj-Mat) only give the clique expansion, returned as a hypergraph of order-2 hyperedges (plus
 order-1 hyperedges for vertices they state as isolated). The header's hyperedge list is deliberately not used.
+
+A representation is one :class:`TextRep` in :data:`TEXT_REPS`, added by one call of :func:`register_text_rep` that
+names everything the suite needs of it: its encoder, its paper label (report columns, the Space's filters), the
+marker that recognises its text in a prompt (:func:`recognise`, used by the symbolic baseline) and its parser::
+
+    @register_text_rep("my_rep", label="My-Rep", marker=r"My representation of", parse=parse_my_rep)
+    def my_rep(h, name="G"): ...
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 from .hypergraph import Hypergraph
 from .registry import Registry
 
-__all__ = ["TEXT_REPS", "LOSSLESS", "encode", "parse", "parse_ism", "ism_text", "text_columns", "register_text_rep"]
+__all__ = ["TEXT_REPS", "TextRep", "LOSSLESS", "encode", "parse", "parse_ism", "ism_text", "text_columns", "text_labels",
+           "recognise", "register_text_rep"]
 
 
 def _join(items: list[str]) -> str:
@@ -49,19 +58,56 @@ def _plural(items: list[str], one: str, many: str) -> str:
 
 
 TextEncoder = Callable[[Hypergraph, str], str]
-TEXT_REPS: Registry[TextEncoder] = Registry("text representation")
-_PARSERS: Registry[Callable[[str], Hypergraph]] = Registry("text representation parser")
-LOSSLESS = ("ho_neigh", "ho_inc", "n_set", "inc_mat")
 
 
-def register_text_rep(name: str):
-    """Decorator: register ``fn(h, name) -> str`` as text representation ``name``."""
-    return TEXT_REPS.register(name)
+@dataclass(frozen=True)
+class TextRep:
+    """One text representation: ``encode(h, name)`` writes it, ``parse(text)`` reads back the structure it states,
+    ``label`` is its paper name, ``marker`` (a regular expression) finds it in a prompt and in no other
+    representation's text, ``lossless`` says whether ``parse`` gives the hypergraph back exactly."""
+
+    name: str
+    label: str
+    encode: TextEncoder
+    parse: Callable[[str], Hypergraph]
+    marker: re.Pattern
+    lossless: bool = False
+
+    def __call__(self, h: Hypergraph, name: str = "G") -> str:
+        return self.encode(h, name)
+
+
+TEXT_REPS: Registry[TextRep] = Registry("text representation")
+
+
+def register_text_rep(name: str, *, label: str, marker: str, parse: Callable[[str], Hypergraph],
+                      lossless: bool = False) -> Callable[[TextEncoder], TextEncoder]:
+    """Decorator: register ``fn(h, name) -> str`` as text representation ``name`` (see the module's text)."""
+
+    def deco(fn: TextEncoder) -> TextEncoder:
+        TEXT_REPS.register(name, TextRep(name, label, fn, parse, re.compile(marker, re.DOTALL), lossless))
+        return fn
+
+    return deco
 
 
 def encode(rep: str, h: Hypergraph, name: str = "G") -> str:
     """Text of hypergraph ``h`` in representation ``rep`` (one of :data:`TEXT_REPS`), called ``name``."""
     return TEXT_REPS[rep](h, name)
+
+
+def text_labels() -> dict[str, str]:
+    """Paper label of every registered text representation, in registration order (``{"lo_inc": "LO-Inc", ...}``)."""
+    return {name: rep.label for name, rep in TEXT_REPS.items()}
+
+
+def recognise(text: str) -> str:
+    """Name of the one representation whose marker ``text`` holds (``ValueError`` when none or several do)."""
+    found = [name for name, rep in TEXT_REPS.items() if rep.marker.search(text)]
+    if len(found) != 1:
+        raise ValueError("not a HyperGVL prompt: " + ("unknown text representation" if not found else
+                                                        f"the text reads as several representations ({', '.join(found)})"))
+    return found[0]
 
 
 def text_columns(h: Hypergraph, h2: Hypergraph | None = None) -> dict[str, str]:
@@ -75,7 +121,6 @@ def ism_text(rep: str, h: Hypergraph, g: Hypergraph) -> str:
             f"The description of G is: {encode(rep, g, 'G')}")
 
 
-@register_text_rep("lo_inc")
 def lo_inc(h: Hypergraph, name: str = "G") -> str:
     parts = [_header(h, name, False), " In this hypergraph:"]
     for v in range(h.num_vertices):
@@ -85,7 +130,6 @@ def lo_inc(h: Hypergraph, name: str = "G") -> str:
     return "".join(parts)
 
 
-@register_text_rep("n_pair")
 def n_pair(h: Hypergraph, name: str = "G") -> str:
     pairs = sorted(h.clique_expansion().edges())
     pairs = sorted((min(a, b), max(a, b)) for a, b in pairs)
@@ -98,13 +142,11 @@ def _matrix(rows) -> list[str]:
     return ["[" + "".join(f"{int(x)}," for x in row) + "]" for row in rows]
 
 
-@register_text_rep("adj_mat")
 def adj_mat(h: Hypergraph, name: str = "G") -> str:
     return (f"{_header(h, name, True)} The adjacency matrix between the vertices of the hypergraph is ["
             + " , ".join(_matrix(h.adjacency_matrix())) + "]")
 
 
-@register_text_rep("ho_neigh")
 def ho_neigh(h: Hypergraph, name: str = "G") -> str:
     parts = [_header(h, name, False), " In this hypergraph:"]
     for v in range(h.num_vertices):
@@ -116,7 +158,6 @@ def ho_neigh(h: Hypergraph, name: str = "G") -> str:
     return "".join(parts)
 
 
-@register_text_rep("ho_inc")
 def ho_inc(h: Hypergraph, name: str = "G") -> str:
     parts = [_header(h, name, True), " In this hypergraph:"]
     for v in range(h.num_vertices):
@@ -130,14 +171,12 @@ def ho_inc(h: Hypergraph, name: str = "G") -> str:
     return "".join(parts)
 
 
-@register_text_rep("n_set")
 def n_set(h: Hypergraph, name: str = "G") -> str:
     return ("In an undirected hypergraph, (i, j, k) means that vertex i, vertex j, and vertex k are connected with an "
             f"undirected hyperedge. {_header(h, name, True, comma=True)} The hyperedges in {name} are: "
             + ", ".join("(" + ", ".join(_vs(e)) + ")" for e in h.hyperedges) + ".")
 
 
-@register_text_rep("inc_mat")
 def inc_mat(h: Hypergraph, name: str = "G") -> str:
     return (f"{_header(h, name, False)} The incidence matrix of the hypergraph is ["
             + ", ".join(_matrix(h.incidence_matrix())) + "]")
@@ -168,37 +207,28 @@ def _pairs_to_hypergraph(n: int, pairs: set[tuple[int, int]]) -> Hypergraph:
     return Hypergraph(n, edges)
 
 
-def _register_parser(name: str):
-    return _PARSERS.register(name)
-
-
-@_register_parser("n_set")
 def _parse_n_set(text: str) -> Hypergraph:
     body = _body(text, " are: ")
     return Hypergraph(_num_vertices(text), [[int(x) for x in _VID.findall(g)] for g in re.findall(r"\(([^)]*)\)", body)])
 
 
-@_register_parser("inc_mat")
 def _parse_inc_mat(text: str) -> Hypergraph:
     rows = [[int(x) for x in r.split(",") if x] for r in re.findall(r"\[([01,]*)\]", _body(text, "matrix of the hypergraph is"))]
     m = len(rows[0]) if rows else 0
     return Hypergraph(len(rows), [[v for v, r in enumerate(rows) if r[i]] for i in range(m)])
 
 
-@_register_parser("adj_mat")
 def _parse_adj_mat(text: str) -> Hypergraph:
     rows = [[int(x) for x in r.split(",") if x] for r in re.findall(r"\[([01,]*)\]", _body(text, "of the hypergraph is"))]
     pairs = {(a, b) for a, r in enumerate(rows) for b, x in enumerate(r) if x and a < b}
     return _pairs_to_hypergraph(len(rows), pairs)
 
 
-@_register_parser("n_pair")
 def _parse_n_pair(text: str) -> Hypergraph:
     pairs = {tuple(sorted((int(a), int(b)))) for a, b in re.findall(r"\(v(\d+), v(\d+)\)", _body(text, " are: "))}
     return _pairs_to_hypergraph(_num_vertices(text), pairs)
 
 
-@_register_parser("lo_inc")
 def _parse_lo_inc(text: str) -> Hypergraph:
     pairs = set()
     for v, rest in re.findall(r"Vertex v(\d+) is connected to ([^.]*)\.", _body(text, "In this hypergraph:")):
@@ -206,14 +236,12 @@ def _parse_lo_inc(text: str) -> Hypergraph:
     return _pairs_to_hypergraph(_num_vertices(text), pairs)
 
 
-@_register_parser("ho_neigh")
 def _parse_ho_neigh(text: str) -> Hypergraph:
     found = re.findall(r"Hyperedge e(\d+) is connected to [^.]*?((?:v\d+(?:, )?)+)\.", _body(text, "In this hypergraph:"))
     edges = dict((int(i), [int(x) for x in _VID.findall(vs)]) for i, vs in found)
     return Hypergraph(_num_vertices(text), [edges[i] for i in sorted(edges)])
 
 
-@_register_parser("ho_inc")
 def _parse_ho_inc(text: str) -> Hypergraph:
     edges: dict[int, set[int]] = {}
     for v, rest in re.findall(r"Vertex v(\d+) is connected ([^.]*)\.", _body(text, "In this hypergraph:")):
@@ -224,8 +252,7 @@ def _parse_ho_inc(text: str) -> Hypergraph:
 
 def parse(rep: str, text: str) -> Hypergraph:
     """Read back the structure a text in representation ``rep`` states (see the module docstring)."""
-    TEXT_REPS[rep]  # an unknown representation raises UnknownName listing the representations
-    return _PARSERS[rep](text)
+    return TEXT_REPS[rep].parse(text)  # an unknown representation raises UnknownName listing the representations
 
 
 def parse_ism(rep: str, text: str) -> tuple[Hypergraph, Hypergraph]:
@@ -234,3 +261,19 @@ def parse_ism(rep: str, text: str) -> tuple[Hypergraph, Hypergraph]:
     if not text.startswith("There are two hypergraphs") or at < 0:
         raise ValueError("not an ISM two-hypergraph text")
     return parse(rep, text[:at]), parse(rep, text[at:])
+
+
+# ------------------------------------------------------------------------------------------------ the seven (E.1)
+# The markers: each occurs in its representation's text and in no other's (tests/test_text.py checks it on random
+# hypergraphs); LO-Inc shares "In this hypergraph:" with HO-Neigh and HO-Inc and names no hyperedge after it.
+register_text_rep("lo_inc", label="LO-Inc", parse=_parse_lo_inc,
+                  marker=r" In this hypergraph:(?!.*(?: with hyperedge e| connected to (?:no )?hyperedges?\b))")(lo_inc)
+register_text_rep("n_pair", label="N-Pair", parse=_parse_n_pair, marker=r"\(i,j\) means")(n_pair)
+register_text_rep("adj_mat", label="Adj-Mat", parse=_parse_adj_mat, marker=r"The adjacency matrix")(adj_mat)
+register_text_rep("ho_neigh", label="HO-Neigh", parse=_parse_ho_neigh, lossless=True,
+                  marker=r" is connected to (?:no )?hyperedges?\b")(ho_neigh)
+register_text_rep("ho_inc", label="HO-Inc", parse=_parse_ho_inc, lossless=True, marker=r" with hyperedge e\d")(ho_inc)
+register_text_rep("n_set", label="N-Set", parse=_parse_n_set, lossless=True, marker=r"\(i, j, k\) means")(n_set)
+register_text_rep("inc_mat", label="Inc-Mat", parse=_parse_inc_mat, lossless=True,
+                  marker=r"The incidence matrix")(inc_mat)
+LOSSLESS = tuple(name for name, rep in TEXT_REPS.items() if rep.lossless)

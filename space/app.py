@@ -38,9 +38,10 @@ import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main th
 import pandas as pd  # noqa: E402
 
 from hypergvl.atomic import atomic_path  # noqa: E402
-from hypergvl.builder import TEXT_LABELS, VISUAL_LABELS  # noqa: E402
+from hypergvl.builder import VISUAL_LABELS  # noqa: E402
 from hypergvl.evaluators.routing import policy_label  # noqa: E402
-from hypergvl.tasks import TASK_CODES  # noqa: E402
+from hypergvl.tasks import TASK_CODES, task_codes  # noqa: E402
+from hypergvl.text import text_labels  # noqa: E402
 
 from .scoring import POLICIES, SCALES, SOURCES, SubmissionError, groupings, summarise  # noqa: E402
 from .config import SpaceConfig  # noqa: E402
@@ -109,7 +110,7 @@ def _datatypes(frame: pd.DataFrame) -> list[str]:
 def representation_frame(entry) -> pd.DataFrame:
     """Table 4 layout for one entry: a row per representation (7 textual, 5 visual), a column per task."""
     rows = []
-    for axis, labels, key in (("text_rep", TEXT_LABELS, "text_rep"), ("visual_rep", VISUAL_LABELS, "visual_rep")):
+    for axis, labels, key in (("text_rep", text_labels(), "text_rep"), ("visual_rep", VISUAL_LABELS, "visual_rep")):
         for rep, label in labels.items():
             s = summarise(entry.cells, **{key: rep})
             if s is None:
@@ -438,7 +439,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             with gr.Row():
                 lb_source = gr.Radio([ALL, *SOURCES], value=ALL, label="Source", elem_id="lb-source")
                 lb_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="lb-scale")
-                lb_text = gr.Dropdown([ALL, *[(v, k) for k, v in TEXT_LABELS.items()]], value=ALL,
+                lb_text = gr.Dropdown([ALL, *[(v, k) for k, v in text_labels().items()]], value=ALL,
                                       label="Text representation", elem_id="lb-text")
                 lb_visual = gr.Dropdown([ALL, *[(v, k) for k, v in VISUAL_LABELS.items()], ("none (text only)", "none")],
                                         value=ALL, label="Visual representation", elem_id="lb-visual")
@@ -492,11 +493,11 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
 
         with gr.Tab("Browse", id="tab-browse"):
             with gr.Row():
-                br_task = gr.Dropdown(list(TASK_CODES), value=TASK_CODES[0], label="Task", elem_id="br-task")
+                br_task = gr.Dropdown(list(task_codes()), value=TASK_CODES[0], label="Task", elem_id="br-task")
                 br_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="br-scale")
                 br_source = gr.Radio([ALL, *SOURCES], value=ALL, label="Source", elem_id="br-source")
             with gr.Row():
-                br_text = gr.Dropdown([(v, k) for k, v in TEXT_LABELS.items()], value="n_set",
+                br_text = gr.Dropdown([(v, k) for k, v in text_labels().items()], value="n_set",
                                       label="Text representation", elem_id="br-text")
                 br_visual = gr.Dropdown([(v, k) for k, v in VISUAL_LABELS.items()], value="enc_hy",
                                         label="Visual representation", elem_id="br-visual")

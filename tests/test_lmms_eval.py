@@ -76,7 +76,7 @@ def test_task_files_are_generated_from_the_registries():
     assert {p.name for p in TASKS_DIR.glob("hypergvl*.yaml")} == set(files)
     stale = [name for name, text in files.items() if (TASKS_DIR / name).read_text() != text]
     assert not stale, f"{stale}: run python -m hypergvl.evaluators.lmms_eval"
-    register_text_rep("toy_rep")(lambda h, name="G": "toy")
+    register_text_rep("toy_rep", label="Toy", marker="toy", parse=lambda t: None)(lambda h, name="G": "toy")
     try:
         toy = task_files()
     finally:

@@ -90,7 +90,6 @@ REGISTRIES = [
     ("hypergvl.tasks", "TASKS", lambda m: m.get_task("NOPE")),
     ("hypergvl.text", "TEXT_REPS", lambda m: m.encode("nope", _h())),
     ("hypergvl.text", "TEXT_REPS", lambda m: m.parse("nope", "")),
-    ("hypergvl.text", "_PARSERS", lambda m: m._PARSERS["nope"]),
     ("hypergvl.render", "RENDERERS", lambda m: m.render("nope", _h())),
     ("hypergvl.sources", "SOURCES", lambda m: m.get_source("nope")),
     ("hypergvl.sources", "SOURCES", lambda m: m.load_source("nope")),

@@ -65,6 +65,18 @@ def test_vertex_vertex_encodings_round_trip_the_clique_expansion(h):
         assert (back.adjacency_matrix() == h.adjacency_matrix()).all(), rep
 
 
+@settings(max_examples=100, deadline=None)
+@given(hypergraphs, hypergraphs)
+def test_each_text_is_recognised_as_its_representation_alone(h, g):
+    """The symbolic baseline finds a prompt's representation by the registered markers: each marker occurs in its
+    own representation's text, also in the ISM two-hypergraph form, and in no other's."""
+    for rep in text.TEXT_REPS:
+        assert text.recognise(text.encode(rep, h)) == rep
+        assert text.recognise(text.ism_text(rep, h, g)) == rep
+    with pytest.raises(ValueError, match="unknown text representation"):
+        text.recognise("G describes a hypergraph among vertices v0 and hyperedges e0.")
+
+
 def test_ism_two_hypergraph_form():
     row = generate_problem("ISM", 0, "small", index=1)
     t = row["text_n_set"]

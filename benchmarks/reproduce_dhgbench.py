@@ -229,9 +229,11 @@ def _commits(provenances: list[dict]) -> list[str]:
 def config_difference(saved: dict, now: dict) -> str | None:
     """How a point's resolved ``config`` differs from the one today's code resolves (``None``: the same). A point
     written before configs recorded the model's constructor defaults (``model_defaults``) is compared on the rest;
-    the caller says that its defaults are unrecorded."""
+    the caller says that its defaults are unrecorded. A field added to the configs later that a point does not record
+    counts as its value from before the field existed (``FIELDS_ADDED_LATER`` in ``hypergvl.models.trainer``)."""
     if "model_defaults" not in saved:
         now = {k: v for k, v in now.items() if k != "model_defaults"}
+    saved = TR.fill_fields_added_later(saved, now)
     return None if saved == now else TR._dict_diff(saved, now)
 
 

@@ -569,13 +569,30 @@ def finished_runs(out: Path | str) -> int:
     return max(ks, default=-1) + 1
 
 
+#: config fields added after runs and points were written, with the value that gives the behaviour from before they
+#: existed: a saved config that does not record one was run with that value
+FIELDS_ADDED_LATER = {("task", "paper_slips"): "reference"}
+
+
+def fill_fields_added_later(saved: dict, now: dict) -> dict:
+    """``saved`` (a resolved config: ``{"trainer": ..., "task": ..., ...}``) with each field of
+    :data:`FIELDS_ADDED_LATER` that ``now`` has and ``saved`` lacks set to its value from before it existed."""
+    saved = {k: dict(v) if isinstance(v, dict) else v for k, v in saved.items()}
+    for (section, key), before in FIELDS_ADDED_LATER.items():
+        if isinstance(saved.get(section), dict) and key in (now.get(section) or {}) and key not in saved[section]:
+            saved[section][key] = before
+    return saved
+
+
 def saved_config_difference(out: Path | str, doc: dict) -> str | None:
     """How the run folder ``out``'s ``config.json`` differs from ``doc`` (:func:`config_doc`), or ``None``
-    when it holds the same run (or no ``config.json``)."""
+    when it holds the same run (or no ``config.json``; see :data:`FIELDS_ADDED_LATER`)."""
     path = Path(out) / "config.json"
     if not path.exists():
         return None
     saved = json.loads(path.read_text())
+    if isinstance(saved.get("config"), dict) and isinstance(doc.get("config"), dict):
+        saved["config"] = fill_fields_added_later(saved["config"], doc["config"])
     if {k: saved.get(k) for k in doc} == doc:
         return None
     return _dict_diff(saved, doc)

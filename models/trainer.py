@@ -571,7 +571,7 @@ def finished_runs(out: Path | str) -> int:
 
 #: config fields added after runs and points were written, with the value that gives the behaviour from before they
 #: existed: a saved config that does not record one was run with that value
-FIELDS_ADDED_LATER = {("task", "paper_slips"): "reference"}
+FIELDS_ADDED_LATER = {("task", "paper_loss"): "double_sigmoid", ("task", "paper_validation"): "train"}
 
 
 def fill_fields_added_later(saved: dict, now: dict) -> dict:

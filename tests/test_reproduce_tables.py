@@ -213,16 +213,16 @@ def test_a_changed_default_marks_the_affected_shipped_points_stale(rd, monkeypat
 
 
 def test_a_field_added_later_reads_as_its_old_behaviour_and_no_other(rd):
-    """``task.paper_slips`` came after the A6 points: a point that does not record it was trained with the reference's
-    slips, so it is current under today's default and stale under ``paper_slips=text``."""
+    """``task.paper_loss`` and ``task.paper_validation`` came after the A6 points: a point that does not record them
+    was trained with the reference's behaviour, so it is current under today's defaults and stale under another."""
     point = json.loads((rd.POINTS / "HGNN" / "cora" / "hyperedge-paper" / "seed0.json").read_text())
-    assert "paper_slips" not in point["config"]["task"]
-    for sets, same in (((), True), (("paper_slips=text",), False)):  # today's default; the paper's text
+    assert "paper_loss" not in point["config"]["task"]
+    for sets, same in (((), True), (("paper_loss=logits",), False)):  # today's default; the paper's text
         now = TR.config_doc("HGNN", "cora", "hyperedge", TR.resolve_config(
             "HGNN", "hyperedge", "cora", None, ["protocol=paper", *sets]))["config"]
         diff = rd.config_difference(point["config"], now)
         assert (diff is None) == same, diff
-        assert same or "task.paper_slips: saved 'reference', now 'text'" in diff
+        assert same or "task.paper_loss: saved 'double_sigmoid', now 'logits'" in diff
 
 
 def test_stale_fairness_points_are_not_compared(rd, tmp_path):

@@ -218,14 +218,15 @@ def test_paper_protocol_is_the_publication_time_reference_and_only_when_asked():
             assert (cands.kinds == kind).sum() == len(paper.positives[part])
     with pytest.raises(ValueError, match="protocol"):
         T.HyperedgeTaskConfig(protocol="leaky")
-    # paper_slips="text": the same split and candidates, but validation scores the validation hyperedges
-    text = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper", paper_slips="text"), 0,
-                                 hidden=6)
+    # paper_validation="val": the same split and candidates, but validation scores the validation hyperedges
+    text = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper", paper_validation="val"),
+                                 0, hidden=6)
     assert text.positives == paper.positives and text.num_hyperedges == paper.num_hyperedges
     shown = [h for h, k in zip(text.candidates["val"].hyperedges, text.candidates["val"].kinds) if k == "positive"]
     assert shown == text.positives["val"] != paper.positives["train"]
-    with pytest.raises(ValueError, match="paper_slips"):
-        T.HyperedgeTaskConfig(paper_slips="none")
+    for key in ("paper_loss", "paper_validation"):
+        with pytest.raises(ValueError, match=key):
+            T.HyperedgeTaskConfig(**{key: "none"})
 
 
 def brute_force_greedy_cover(hyperedges):
@@ -271,7 +272,7 @@ def test_paper_protocol_loss_squashes_the_score_twice_before_bce_with_logits():
     tasks = {p: T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, protocol=p), 0, hidden=6)
              for p in ("held-out", "paper")}
     tasks["paper, text"] = T.HyperedgePrediction(  # the paper's text: cross-entropy on the logits, as held out
-        data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper", paper_slips="text"), 0, hidden=6)
+        data, T.HyperedgeTaskConfig(batch_size=8, protocol="paper", paper_loss="logits"), 0, hidden=6)
 
     class Fixed(torch.nn.Module):  # every candidate scores logit 3
         def forward(self, x, hyperedge_index, num_hyperedges, **kw):

@@ -49,7 +49,12 @@ def e1_pngs() -> dict[str, bytes]:
 
 
 def test_registry_lists_exactly_the_five_and_rejects_unknown_and_duplicate_names():
+    from hypergvl.builder import VISUAL_LABELS, VISUAL_REPS
+
     assert list(RENDERERS) == NAMES
+    # the builder lists the visual columns without importing matplotlib: a renderer it does not list (or label)
+    # would be registered and silently never drawn
+    assert list(VISUAL_REPS) == list(VISUAL_LABELS) == list(RENDERERS)
     with pytest.raises(ValueError, match="enc_hy"):  # the message lists the choices
         render("enc-hy", E1)
     with pytest.raises(ValueError, match="registered twice"):

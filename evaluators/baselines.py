@@ -78,6 +78,10 @@ def random_answer(prompt: str) -> str:
     return TASKS[code].guess(rng, n, m, params)
 
 
+_NC_STRUCTURE = re.compile(r"Hypergraph Structure: (?P<text>.*?)\nKnown labels in the subgraph:\n(?P<known>.*?)\n"
+                           r"Target Node Content:.*?\nCategories:\n(?P<cats>.*?)\n[^\n]*\Z", re.S)
+
+
 def majority_neighbor_label(prompt: str) -> str:
     """``baseline:neighbors``: the majority label among v0's labelled neighbours in a node-classification prompt
     (``hypergvl.router.nodeclf``). It reads the prompt back as a model would: the text representation is parsed

@@ -243,7 +243,9 @@ def config_difference(saved: dict, now: dict) -> str | None:
 def export_points(run_dir: Path, dest: Path) -> list[Path]:
     """The per-seed points of a run folder (``config.json`` and ``runs/run_<k>.json``) as small JSON files
     ``dest/seed<k>.json``: the seed's selected test and validation metrics, its resolved config and provenance
-    (no checkpoints, histories or timings beyond the epoch count)."""
+    (no checkpoints, histories or timings beyond the epoch count). A seed's config is the one its provenance
+    recorded when it was trained (the folder's ``config.json`` is rewritten by a later resume, e.g. with fields added
+    to the configs since: ``FIELDS_ADDED_LATER``)."""
     config = json.loads((run_dir / "config.json").read_text())
     written = []
     for k in range(TR.finished_runs(run_dir)):
@@ -251,7 +253,7 @@ def export_points(run_dir: Path, dest: Path) -> list[Path]:
         doc = {"schema": POINT_SCHEMA, "schema_version": 1, "model": config["model"], "dataset": config["dataset"],
                "task": config["task"], "folder": run_dir.name, "seed": rec["seed"], "metrics": rec["metrics"],
                "selected_epoch": rec["selected_epoch"], "epochs_run": rec["epochs_run"],
-               "config": config["config"], "provenance": rec.get("provenance") or {"commit": None,
+               "config": (rec.get("provenance") or {}).get("config") or config["config"], "provenance": rec.get("provenance") or {"commit": None,
                                                                                    "note": PRE_PROVENANCE}}
         TR.write_json_atomic(dest / f"seed{rec['seed']}.json", doc)
         written.append(dest / f"seed{rec['seed']}.json")

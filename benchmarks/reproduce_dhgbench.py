@@ -443,19 +443,30 @@ def markdown_rows(text: str) -> list[list[dict]]:
     return tables
 
 
+def _pass_counts(rows: list[dict]) -> tuple[str, str, str]:
+    """``("N of M", "node a of b, ...", "; hyperedge under `P`: c of d...")``: the pass/miss rows under the paper
+    protocol (or none), per task, and the rows under each other protocol, per task and protocol."""
+    done = [r for r in rows if r["status"] in ("pass", "miss")]
+
+    def tally(rs: list[dict]) -> str:
+        return f"{sum(r['status'] == 'pass' for r in rs)} of {len(rs)}"
+
+    main = [r for r in done if r.get("protocol") in (None, "paper")]
+    per = ", ".join(f"{t} {tally([r for r in main if r['task'] == t])}" for t in TASK_OF
+                    if any(r["task"] == t for r in main))
+    other: dict[tuple[str, str], list[dict]] = {}
+    for r in done:
+        if r.get("protocol") not in (None, "paper"):
+            other.setdefault((r["task"], r["protocol"]), []).append(r)
+    extra = "".join(f"; {t} under `{p}`: {tally(rs)}" for (t, p), rs in sorted(other.items()))
+    return tally(main), per, extra
+
+
 def count_summary(rows: list[dict]) -> str:
     """``N of M comparable rows pass (node a of b, ...)``: pass/miss rows overall and per task, under the paper
     protocol (or none); rows under another protocol are counted after it, per task and protocol."""
-    done = [r for r in rows if r["status"] in ("pass", "miss")]
-    main = [r for r in done if r.get("protocol") in (None, "paper")]
-    per = [f"{t} {sum(r['status'] == 'pass' for r in main if r['task'] == t)} of "
-           f"{sum(r['task'] == t for r in main)}" for t in TASK_OF if any(r["task"] == t for r in main)]
-    other = [r for r in done if r not in main]
-    kinds = sorted({(r["task"], r["protocol"]) for r in other})
-    extra = [f"; {t} under `{p}`: {sum(r['status'] == 'pass' for r in other if (r['task'], r['protocol']) == (t, p))}"
-             f" of {sum((r['task'], r['protocol']) == (t, p) for r in other)}" for t, p in kinds]
-    return (f"{sum(r['status'] == 'pass' for r in main)} of {len(main)} comparable rows pass"
-            + (f" ({', '.join(per)})" if per else "") + "".join(extra))
+    total, per, extra = _pass_counts(rows)
+    return f"{total} comparable rows pass" + (f" ({per})" if per else "") + extra
 
 
 #: the shipped tables whose counts docs/reproduction.md quotes, in its order
@@ -498,9 +509,8 @@ def render(rows: list[dict]) -> str:
         lines.append(f"| {task} | {r['dataset']} | {r['model']} | {r['metric']} | {_fmt(r.get('ours'))} | "
                      f"{r.get('runs', '-')} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
                      f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} |")
-    counts = count_summary(rows)  # the paper protocol's rows, then each other protocol's
-    lines.append(f"\n{counts.split(' comparable')[0]} comparable results pass (|ours - paper| <= max(2 paper std, "
-                 f"1.5)){counts.partition(')')[2] if ';' in counts else ''}.")
+    total, _, extra = _pass_counts(rows)  # the paper protocol's rows, then each other protocol's
+    lines.append(f"\n{total} comparable results pass (|ours - paper| <= max(2 paper std, 1.5)){extra}.")
     return "\n".join(lines)
 
 

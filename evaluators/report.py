@@ -71,7 +71,8 @@ def _cell(value) -> str:
 
 
 def _head(first: str) -> list[str]:
-    return [f"| {first} | " + " | ".join(task_codes()) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(task_codes()) + 3)]
+    codes = task_codes()
+    return [f"| {first} | " + " | ".join(codes) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(codes) + 3)]
 
 
 def _line(name: str, scores: dict) -> str:
@@ -155,16 +156,17 @@ def heatmap(result: dict, path: Path) -> None:
     s = result["scores"]
     cols = [(k, rep, label) for k, names in (("by_text_rep", text_labels()), ("by_visual_rep", VISUAL_LABELS))
             for rep, label in names.items() if rep in s.get(k, {})]
-    grid = np.full((len(task_codes()), len(cols)), np.nan)
+    codes = task_codes()
+    grid = np.full((len(codes), len(cols)), np.nan)
     for j, (k, rep, _) in enumerate(cols):
-        for i, t in enumerate(task_codes()):
+        for i, t in enumerate(codes):
             v = s[k][rep]["per_task"].get(t)
             grid[i, j] = np.nan if v is None else v
     fig = _figure(1.0 + 0.7 * max(len(cols), 1), 6.0)
     ax = fig.add_subplot()
     im = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(cols)), [c[2] for c in cols], rotation=45, ha="right")
-    ax.set_yticks(range(len(task_codes())), task_codes())
+    ax.set_yticks(range(len(codes)), codes)
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if not np.isnan(grid[i, j]):

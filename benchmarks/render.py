@@ -27,6 +27,8 @@ import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hypergvl import render as R  # noqa: E402
+from hypergvl.render.canvas import draw_rgba, encode_png  # noqa: E402
+from hypergvl.render.layout import layout  # noqa: E402
 from hypergvl.hypergraph import Hypergraph  # noqa: E402
 
 
@@ -190,7 +192,7 @@ def best_cpu(fn, repeat: int) -> float:
 
 
 def clear_layout_caches() -> None:
-    R._layout.cache_clear()
+    layout.cache_clear()
 
 
 def main() -> None:
@@ -236,12 +238,12 @@ def main() -> None:
             clear_layout_caches()
             for h in mix:
                 if name in LAYOUT_OF:
-                    R._layout(h, LAYOUT_OF[name])
+                    layout(h, LAYOUT_OF[name])
 
         t_layout = best_cpu(layouts, args.repeat) / len(mix)
-        t_draw = best_cpu(lambda: [R._draw_rgba(renderer.draw, h, None) for h in mix], args.repeat) / len(mix)
-        images = [R._draw_rgba(renderer.draw, h, None).copy() for h in mix]
-        t_encode = best_cpu(lambda: [R._encode_png(img) for img in images], args.repeat) / len(mix)
+        t_draw = best_cpu(lambda: [draw_rgba(renderer.draw, h, None) for h in mix], args.repeat) / len(mix)
+        images = [draw_rgba(renderer.draw, h, None).copy() for h in mix]
+        t_encode = best_cpu(lambda: [encode_png(img) for img in images], args.repeat) / len(mix)
         rate = len(sizes) / cpu
         print(f"{name:8} {rate:10.1f} {len(sizes) / wall:10.1f} {np.mean(sizes) / 1024:9.1f} "
               f"{max(sizes) / 1024:8.1f} {rate / ref_rate:6.1f} {rate / same[name][0]:6.1f}   "

@@ -20,8 +20,8 @@ import argparse
 from pathlib import Path
 
 from hypergvl.atomic import atomic_path
-from hypergvl.builder import VISUAL_LABELS
 from hypergvl.cli import UserError, command
+from hypergvl.render import visual_labels
 from hypergvl.tasks import task_codes
 from hypergvl.text import text_labels
 
@@ -111,7 +111,7 @@ def table4(result: dict) -> str:
 def _by_rep(result: dict) -> list[tuple[str, dict]]:
     """(paper label, scores) of each representation the run has: 7 textual, then 5 visual, in the paper's names."""
     s = result["scores"]
-    return [(name, s[key][rep]) for key, names in (("by_text_rep", text_labels()), ("by_visual_rep", VISUAL_LABELS))
+    return [(name, s[key][rep]) for key, names in (("by_text_rep", text_labels()), ("by_visual_rep", visual_labels()))
             for rep, name in names.items() if s.get(key, {}).get(rep)]
 
 
@@ -154,7 +154,7 @@ def heatmap(result: dict, path: Path) -> None:
     import numpy as np
 
     s = result["scores"]
-    cols = [(k, rep, label) for k, names in (("by_text_rep", text_labels()), ("by_visual_rep", VISUAL_LABELS))
+    cols = [(k, rep, label) for k, names in (("by_text_rep", text_labels()), ("by_visual_rep", visual_labels()))
             for rep, label in names.items() if rep in s.get(k, {})]
     codes = task_codes()
     grid = np.full((len(codes), len(cols)), np.nan)

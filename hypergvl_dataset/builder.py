@@ -29,15 +29,15 @@ from typing import Iterator, Sequence
 from .cli import UserError, command
 from .answers import SCORER_VERSION
 from .atomic import atomic_path, write_json, write_text
+from .render import RENDERERS, render
 from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
 from .text import TEXT_REPS
 
 MANIFEST = ".hypergvl-build.json"
 SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
-VISUAL_REPS = ("enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp")
-#: how tables, figures and the Space name each visual representation (HyperGVL's own spelling); a text
-#: representation's label is registered with it (:func:`hypergvl.text.text_labels`)
-VISUAL_LABELS = {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc", "cli_exp": "Cli-Exp"}
+#: the registered visual representations, as :data:`TEXT_REPS` are the text ones; each carries its label
+#: (:func:`hypergvl.render.visual_labels`); listing them imports no drawing library
+VISUAL_REPS = RENDERERS
 #: the paper's 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
 #: (fixed: the router's output layer has one unit per combination; a representation registered later is not routed)
 COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
@@ -159,7 +159,6 @@ def plan(cfg: BuildConfig) -> list[Shard]:
 def build_row(seed: int, spec: RowSpec) -> dict:
     """One complete row: the meta problem, its 7 texts and its 5 images (PNG bytes)."""
     from .hypergraph import Hypergraph
-    from .render import render
 
     row = generate_problem(spec.task, seed, spec.scale, spec.source, index=spec.index,
                            real_source=spec.real_source, variant=spec.variant, real_sources=spec.real_sources)
@@ -383,7 +382,7 @@ class ExpandedDataset:
             if r not in TEXT_REPS:
                 raise ValueError(f"unknown text representation {r!r}; choose from {', '.join(TEXT_REPS)}")
         for r in visual_reps:
-            if r not in VISUAL_REPS + (TEXT_ONLY,):
+            if r not in (*VISUAL_REPS, TEXT_ONLY):
                 raise ValueError(f"unknown visual representation {r!r}; choose from {', '.join(VISUAL_REPS)} "
                                  f"or {TEXT_ONLY} (text only)")
         if TEXT_ONLY in visual_reps and len(visual_reps) > 1:
@@ -478,7 +477,7 @@ def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequenc
 
     ``visual_reps=["none"]`` gives the text-only samples an LLM is asked (HyperGVL sec. 3.3)."""
 
-    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or VISUAL_REPS,
+    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or tuple(VISUAL_REPS),
                            decode_images=decode_images)
 
 

@@ -38,8 +38,8 @@ import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main th
 import pandas as pd  # noqa: E402
 
 from hypergvl.atomic import atomic_path  # noqa: E402
-from hypergvl.builder import VISUAL_LABELS  # noqa: E402
 from hypergvl.evaluators.routing import policy_label  # noqa: E402
+from hypergvl.render import visual_labels  # noqa: E402
 from hypergvl.tasks import TASK_CODES, task_codes  # noqa: E402
 from hypergvl.text import text_labels  # noqa: E402
 
@@ -110,7 +110,7 @@ def _datatypes(frame: pd.DataFrame) -> list[str]:
 def representation_frame(entry) -> pd.DataFrame:
     """Table 4 layout for one entry: a row per representation (7 textual, 5 visual), a column per task."""
     rows = []
-    for axis, labels, key in (("text_rep", text_labels(), "text_rep"), ("visual_rep", VISUAL_LABELS, "visual_rep")):
+    for axis, labels, key in (("text_rep", text_labels(), "text_rep"), ("visual_rep", visual_labels(), "visual_rep")):
         for rep, label in labels.items():
             s = summarise(entry.cells, **{key: rep})
             if s is None:
@@ -441,7 +441,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
                 lb_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="lb-scale")
                 lb_text = gr.Dropdown([ALL, *[(v, k) for k, v in text_labels().items()]], value=ALL,
                                       label="Text representation", elem_id="lb-text")
-                lb_visual = gr.Dropdown([ALL, *[(v, k) for k, v in VISUAL_LABELS.items()], ("none (text only)", "none")],
+                lb_visual = gr.Dropdown([ALL, *[(v, k) for k, v in visual_labels().items()], ("none (text only)", "none")],
                                         value=ALL, label="Visual representation", elem_id="lb-visual")
             lb_cols = gr.CheckboxGroup(TABLE_COLUMNS, value=DEFAULT_COLUMNS, label="Columns",
                                        elem_id="lb-cols")
@@ -499,7 +499,7 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
             with gr.Row():
                 br_text = gr.Dropdown([(v, k) for k, v in text_labels().items()], value="n_set",
                                       label="Text representation", elem_id="br-text")
-                br_visual = gr.Dropdown([(v, k) for k, v in VISUAL_LABELS.items()], value="enc_hy",
+                br_visual = gr.Dropdown([(v, k) for k, v in visual_labels().items()], value="enc_hy",
                                         label="Visual representation", elem_id="br-visual")
                 br_number = gr.Number(1, label="Problem", precision=0, minimum=1, elem_id="br-number")
             br_note = gr.Textbox(label="Problem", interactive=False, elem_id="br-note")

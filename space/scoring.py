@@ -40,7 +40,7 @@ def _text_reps() -> tuple[str, ...]:
     return tuple(TEXT_REPS)
 
 
-AXES = {"task": TASK_CODES, "text_rep": _text_reps(), "visual_rep": VISUAL_REPS + (TEXT_ONLY,), "scale": SCALES,
+AXES = {"task": TASK_CODES, "text_rep": _text_reps(), "visual_rep": (*VISUAL_REPS, TEXT_ONLY), "scale": SCALES,
         "source": SOURCES}
 TRACKS = ("vision", "text-only", "routed")
 POLICIES = ("router", "rand", "top", "oracle")

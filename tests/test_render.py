@@ -12,7 +12,7 @@ from PIL import Image
 
 from hypergvl.hypergraph import Hypergraph
 from hypergvl.render import (DPI, HEIGHT, RENDERERS, WIDTH, hyperedge_colour, kamada_kawai,
-                                     register_renderer, render)
+                                     register_renderer, render, visual_labels)
 
 NAMES = ["enc_hy", "bi_inc", "sh_inc", "st_inc", "cli_exp"]
 E1 = Hypergraph(5, [[0, 1, 2], [1, 2, 3], [2, 3, 4]])  # the paper's E.1 example
@@ -49,16 +49,16 @@ def e1_pngs() -> dict[str, bytes]:
 
 
 def test_registry_lists_exactly_the_five_and_rejects_unknown_and_duplicate_names():
-    from hypergvl.builder import VISUAL_LABELS, VISUAL_REPS
+    from hypergvl.builder import VISUAL_REPS
 
     assert list(RENDERERS) == NAMES
-    # the builder lists the visual columns without importing matplotlib: a renderer it does not list (or label)
-    # would be registered and silently never drawn
-    assert list(VISUAL_REPS) == list(VISUAL_LABELS) == list(RENDERERS)
+    assert visual_labels() == {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc",
+                               "cli_exp": "Cli-Exp"}  # HyperGVL sec. 2.4's spelling, an attribute of each renderer
+    assert list(VISUAL_REPS) == list(RENDERERS)  # the builder draws every registered renderer
     with pytest.raises(ValueError, match="enc_hy"):  # the message lists the choices
         render("enc-hy", E1)
     with pytest.raises(ValueError, match="registered twice"):
-        register_renderer("bi_inc")(lambda panel, h: None)
+        register_renderer("bi_inc", label="Bi-Inc")(lambda panel, h: None)
     with pytest.raises(TypeError, match="Hypergraph"):
         render("bi_inc", [[0, 1]])
 
@@ -75,7 +75,7 @@ def test_png_is_1400x1100_at_150_dpi_palette(name, e1_pngs):
 
 
 def test_png_writer_round_trips_indices_and_palette_through_an_independent_decoder():
-    from hypergvl.render import _png
+    from hypergvl.render.canvas import _png
 
     rng = np.random.default_rng(0)
     w, h = 37, 23
@@ -185,8 +185,8 @@ def test_kamada_kawai_reaches_networkx_energy(graph):
 
 def _agg_pixels(add) -> np.ndarray:
     """RGB of a picture whose only content is what ``add(panel)`` draws (the renderer's own buffer)."""
-    from hypergvl import render as R
-    return R._draw_rgba(lambda panel, h: add(panel), Hypergraph(1), None)[..., :3].astype(int).copy()
+    from hypergvl.render.canvas import draw_rgba
+    return draw_rgba(lambda panel, h: add(panel), Hypergraph(1), None)[..., :3].astype(int).copy()
 
 
 def test_pillow_fills_match_agg_fills_away_from_their_edges():

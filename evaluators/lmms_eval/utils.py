@@ -62,7 +62,7 @@ def pair_of(task: str) -> tuple[str, str]:
     from hypergvl.text import TEXT_REPS
 
     for t in TEXT_REPS:
-        for v in VISUAL_REPS + (TEXT_ONLY,):
+        for v in (*VISUAL_REPS, TEXT_ONLY):
             if task == task_name(t, v):
                 return t, v
     raise ValueError(f"{task!r} is not a HyperGVL lmms-eval task (hypergvl_<text rep>_<visual rep>)")

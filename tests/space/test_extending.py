@@ -1,20 +1,27 @@
-"""Adding a text representation and a task is one file with one registration each (docs/extending.md): a toy of
-each, registered from a temporary module, is built into the dataset's rows, read back and solved by the symbolic
-baseline, shown under its label in the report, and offered by the Space's filters."""
+"""Adding a text representation, a renderer and a task is one file with one registration each
+(docs/extending.md): a toy of each, registered from a temporary module, is built into the dataset's rows; the text is
+read back and solved by the symbolic baseline and shown under its label in the report; all three are offered by the
+Space's filters under their labels."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import sys
 
 import gradio as gr
+import numpy as np
+from PIL import Image
 
 from conftest import fresh
 
 TOY = '''
 import re
 
+import numpy as np
+
 from hypergvl import Hypergraph, answers
+from hypergvl.render import register_renderer
 from hypergvl.tasks import Task, register_task
 from hypergvl.text import register_text_rep
 
@@ -32,6 +39,13 @@ def edge_list(h, name="G"):
     return (f"{name} describes a hypergraph among vertices {verts} and hyperedges {edges}. The hyperedge list of "
             f"{name} is: " + "; ".join(f"e{i}={{" + ",".join(f"v{v}" for v in e) + "}" for i, e in
                                        enumerate(h.hyperedges)) + ".")
+
+
+@register_renderer("dots", label="Dots")
+def dots(panel, h):
+    """The vertices as black discs on a row (a toy: it shows no hyperedge)."""
+    x = np.linspace(60.0, panel.w - 60.0, h.num_vertices)
+    panel.discs(np.stack([x, np.full(h.num_vertices, panel.h / 2)], axis=1), 12.0, "black")
 
 
 @register_task
@@ -56,6 +70,7 @@ class MaxDegree(Task):
 def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(space_service, tmp_path):
     from hypergvl.builder import BuildConfig, build
     from hypergvl.evaluators.harness import evaluate_model
+    from hypergvl.render import RENDERERS, visual_labels
     from hypergvl.evaluators.report import report
     from hypergvl.space.app import build_app
     from hypergvl.tasks import TASKS
@@ -64,7 +79,7 @@ def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(sp
     (tmp_path / "toy_extension.py").write_text(TOY)
     spec = importlib.util.spec_from_file_location("toy_extension", tmp_path / "toy_extension.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # the two registrations
+    spec.loader.exec_module(module)  # the three registrations
     try:
         out = tmp_path / "build"
         build(BuildConfig(out=out, per_task=2, tasks=("MXD", "VC"), workers=1), progress=False)
@@ -73,6 +88,10 @@ def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(sp
 
         rows = pd.read_parquet(shard)
         assert "text_edge_list" in rows.columns and rows["text_edge_list"].str.contains("The hyperedge list of").all()
+        assert visual_labels()["dots"] == "Dots"
+        dots = [Image.open(io.BytesIO(cell["bytes"])) for cell in rows["image_dots"]]
+        assert [im.size for im in dots] == [(1400, 1100)] * len(rows)
+        assert all(np.asarray(im.convert("L")).min() == 0 for im in dots)  # the black discs were drawn
 
         run = tmp_path / "run"
         result = evaluate_model(str(out), "baseline:symbolic", run, visual_reps=("none",), progress=False)
@@ -95,8 +114,10 @@ def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(sp
         assert ("Edge-List", "edge_list") in boxes["lb-text"].choices
         assert ("Edge-List", "edge_list") in boxes["br-text"].choices
         assert ("MXD", "MXD") in boxes["br-task"].choices
+        assert ("Dots", "dots") in boxes["lb-visual"].choices and ("Dots", "dots") in boxes["br-visual"].choices
     finally:
+        RENDERERS.unregister("dots")
         TEXT_REPS.unregister("edge_list")
         TASKS.unregister("MXD")
         sys.modules.pop("toy_extension", None)
-    assert "edge_list" not in TEXT_REPS and "MXD" not in TASKS
+    assert "edge_list" not in TEXT_REPS and "MXD" not in TASKS and "dots" not in RENDERERS

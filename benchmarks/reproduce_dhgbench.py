@@ -67,111 +67,11 @@ from hypergvl.models.nn.registry import task_refusal  # noqa: E402
 from hypergvl.models.study import common as study_common  # noqa: E402
 from hypergvl.models.study import paper as study_paper  # noqa: E402
 
-# (task, dataset) -> metric -> model -> (mean, std), transcribed from DHG-Bench Tables 1, A6 and A7.
-# The paper's "UniGNN" row is UniGCNII (section 3.2: "we report only UniGCNII").
-_T1 = {  # Table 1: node classification accuracy; columns Cora, Cora-CA, Gamers
-    "MLP": ((75.33, 0.88), (75.57, 1.08), (52.57, 0.49)),
-    "CEGCN": ((76.90, 0.75), (78.40, 1.25), (51.02, 0.53)),
-    "CEGAT": ((77.22, 1.03), (78.02, 1.24), (51.05, 0.61)),
-    "HGNN": ((77.90, 1.17), (82.84, 0.46), (52.38, 0.56)),
-    "HyperGCN": ((78.38, 1.63), (81.65, 1.58), (51.32, 0.72)),
-    "HCHA": ((77.84, 1.23), (83.01, 0.58), (52.35, 0.71)),
-    "TF-HNN": ((79.47, 1.31), (84.19, 0.89), (52.34, 0.53)),
-    "HNHN": ((75.24, 1.38), (76.51, 1.34), (51.12, 0.65)),
-    "UniGCNII": ((79.41, 1.24), (83.49, 1.58), (52.50, 0.57)),
-    "AllSetTransformer": ((78.02, 1.43), (82.95, 0.62), (51.74, 0.75)),
-    "ED-HNN": ((78.58, 0.52), (82.98, 0.93), (50.54, 0.23)),
-    "LEGCN": ((74.36, 1.03), (74.59, 1.04), (51.31, 0.65)),
-    "HyperND": ((79.23, 0.63), (83.19, 0.71), (52.39, 0.60)),
-    "PhenomNN": ((78.97, 1.41), (84.05, 1.05), (51.80, 0.73)),
-    "SheafHyperGNN": ((79.03, 0.90), (84.08, 0.50), (52.07, 0.53)),
-    "HJRL": ((78.67, 1.47), (83.72, 0.74), (51.62, 0.61)),
-    "EHNN": ((76.51, 1.52), (81.68, 0.81), (52.14, 0.76)),
-    "T-HyperGNN": ((74.20, 1.37), (75.01, 1.44), (51.82, 0.38)),
-    "DPHGNN": ((76.40, 1.36), (82.13, 1.13), (52.36, 0.59)),
-    "HyperGT": ((75.57, 1.11), (75.42, 0.62), (51.19, 0.57)),
-}
-_A6 = {  # Table A6: hyperedge prediction; columns Cora AUROC, Cora AP, Cora-CA AUROC, Cora-CA AP
-    "MLP": ((68.01, 1.23), (71.32, 1.13), (71.15, 1.73), (72.80, 1.27)),
-    "CEGCN": ((66.10, 2.43), (65.50, 2.85), (67.27, 3.78), (71.23, 2.69)),
-    "CEGAT": ((72.48, 0.52), (71.02, 0.64), (69.81, 1.13), (70.38, 1.33)),
-    "HGNN": ((73.70, 1.19), (71.73, 1.57), (89.16, 1.11), (89.85, 0.82)),
-    "HyperGCN": ((77.34, 1.30), (77.15, 0.33), (92.73, 0.95), (93.42, 0.89)),
-    "HCHA": ((73.57, 1.08), (72.24, 1.80), (85.85, 3.27), (84.77, 5.66)),
-    "TF-HNN": ((76.94, 0.86), (76.57, 0.71), (74.97, 1.85), (71.13, 1.65)),
-    "HNHN": ((70.13, 1.67), (68.84, 1.09), (84.33, 1.40), (83.49, 1.00)),
-    "UniGCNII": ((73.51, 0.87), (75.23, 1.51), (80.59, 0.98), (82.37, 1.11)),
-    "AllSetTransformer": ((72.55, 2.95), (74.86, 1.85), (76.13, 7.70), (75.02, 8.68)),
-    "ED-HNN": ((67.24, 1.91), (69.89, 2.24), (74.58, 1.37), (72.94, 1.32)),
-    "LEGCN": ((67.16, 2.85), (68.76, 4.89), (74.29, 0.59), (75.95, 0.62)),
-    "HyperND": ((69.10, 1.28), (72.71, 1.48), (84.01, 0.61), (84.98, 1.07)),
-    "PhenomNN": ((75.71, 0.91), (75.22, 1.42), (80.27, 1.62), (79.59, 1.11)),
-    "SheafHyperGNN": ((70.53, 5.28), (70.93, 4.04), (79.21, 4.53), (75.42, 6.73)),
-    "HJRL": ((58.48, 2.52), (61.02, 2.60), (82.41, 1.90), (85.67, 1.11)),
-    "DPHGNN": ((66.48, 5.82), (67.23, 5.11), (82.89, 2.28), (83.78, 2.50)),
-    "HyperGT": ((60.68, 4.46), (63.02, 4.00), (65.99, 2.48), (69.66, 2.20)),
-    "EHNN": ((78.99, 0.99), (79.54, 0.93), (77.83, 3.01), (78.29, 3.72)),
-    "T-HyperGNN": ((58.91, 1.23), (62.17, 1.58), (66.87, 0.88), (69.65, 0.53)),
-}
-_GRAPH_SETS = ("rhg-10", "rhg-3", "imdb-dir-form", "imdb-dir-genre", "steam-player", "twitter-friend")
-_A7 = {  # Table A7: hypergraph classification; per dataset (accuracy, macro-F1), datasets in _GRAPH_SETS order
-    "MLP": ((91.70, 1.02), (91.43, 1.09), (95.73, 1.86), (95.72, 1.84), (63.62, 1.69), (56.98, 3.93),
-            (75.12, 0.70), (71.10, 0.74), (52.34, 0.55), (51.60, 0.68), (57.25, 1.81), (52.88, 4.57)),
-    "CEGCN": ((91.50, 1.55), (90.48, 1.42), (98.63, 0.73), (98.65, 0.77), (62.66, 1.82), (55.31, 3.58),
-              (75.06, 0.76), (68.98, 1.67), (48.16, 3.87), (47.03, 3.79), (54.66, 5.66), (42.16, 2.71)),
-    "CEGAT": ((88.70, 1.71), (88.43, 1.72), (98.80, 0.61), (98.83, 0.59), (63.51, 1.54), (56.97, 4.83),
-              (74.12, 2.69), (68.61, 4.73), (49.51, 4.71), (46.85, 4.93), (57.32, 2.59), (38.22, 2.54)),
-    "HGNN": ((94.60, 1.66), (94.47, 1.84), (98.93, 0.68), (98.97, 0.65), (63.72, 0.62), (57.92, 2.24),
-             (76.76, 2.66), (72.02, 4.37), (51.65, 2.51), (50.91, 2.92), (55.42, 2.03), (46.81, 4.27)),
-    "HyperGCN": ((85.50, 1.10), (95.42, 1.09), (99.47, 0.50), (99.48, 0.49), (62.87, 0.40), (57.20, 2.46),
-                 (77.53, 0.99), (72.97, 1.08), (51.17, 3.32), (50.48, 3.12), (56.95, 4.17), (50.12, 5.88)),
-    "HCHA": ((96.60, 1.02), (96.48, 1.09), (99.33, 0.42), (99.37, 0.38), (61.60, 2.16), (55.37, 2.17),
-             (78.12, 1.96), (73.20, 3.00), (52.43, 2.30), (51.77, 2.52), (58.17, 2.34), (49.57, 6.84)),
-    "TF-HNN": ((95.90, 0.80), (95.88, 0.78), (98.80, 0.65), (98.84, 0.61), (62.34, 1.76), (55.32, 3.81),
-               (76.41, 1.31), (71.89, 1.45), (54.85, 1.82), (52.72, 2.54), (56.18, 3.53), (44.17, 8.95)),
-    "HNHN": ((94.00, 1.90), (94.08, 1.88), (99.92, 0.02), (99.95, 0.02), (62.34, 2.98), (55.24, 3.88),
-             (73.65, 1.47), (69.68, 1.18), (52.82, 1.61), (52.68, 1.69), (58.47, 4.65), (39.40, 3.14)),
-    "UniGCNII": ((95.50, 1.38), (95.40, 1.44), (98.80, 0.27), (98.83, 0.27), (61.06, 2.88), (55.75, 4.01),
-                 (77.12, 0.88), (72.93, 1.43), (51.46, 2.48), (48.85, 2.59), (55.88, 4.14), (46.48, 4.90)),
-    "AllSetTransformer": ((97.30, 0.98), (97.26, 1.04), (98.80, 0.27), (98.81, 0.26), (62.23, 1.01),
-                          (56.26, 2.93), (76.47, 1.38), (72.26, 1.12), (53.01, 2.77), (48.21, 7.20),
-                          (60.15, 1.70), (51.52, 7.00)),
-    "ED-HNN": ((96.50, 0.77), (96.41, 0.78), (99.07, 0.53), (99.10, 0.51), (62.13, 2.36), (57.00, 4.71),
-               (77.12, 1.11), (72.87, 0.44), (52.82, 2.65), (48.73, 2.36), (57.40, 2.66), (42.57, 5.09)),
-    "LEGCN": ((92.40, 1.16), (92.06, 1.19), (96.80, 0.98), (96.78, 0.29), (61.81, 1.32), (56.05, 3.75),
-              (76.38, 1.68), (72.03, 1.54), (53.11, 1.58), (52.70, 1.87), (56.64, 3.72), (53.38, 4.92)),
-    "HyperND": ((91.00, 0.95), (90.74, 1.04), (92.80, 1.95), (92.75, 1.90), (60.74, 3.25), (55.02, 4.95),
-                (75.65, 0.51), (71.37, 1.10), (53.88, 2.15), (49.71, 2.05), (55.27, 3.79), (43.61, 6.51)),
-    "PhenomNN": ((91.10, 0.73), (90.77, 0.77), (93.47, 1.90), (93.45, 1.90), (61.28, 1.97), (53.71, 3.13),
-                 (74.59, 0.61), (70.15, 0.88), (51.65, 3.06), (48.94, 4.55), (57.40, 3.84), (48.26, 4.66)),
-    "SheafHyperGNN": ((96.00, 1.38), (95.96, 1.32), (99.73, 0.33), (99.74, 0.30), (62.34, 2.06), (56.47, 3.49),
-                      (77.00, 1.14), (72.78, 1.17), (53.11, 2.39), (52.56, 2.74), (56.49, 2.51), (51.43, 4.42)),
-    "HJRL": ((96.10, 0.80), (95.98, 0.85), (99.60, 0.53), (99.57, 0.52), (63.09, 2.83), (56.54, 3.62),
-             (77.82, 1.47), (73.73, 1.92), (51.84, 3.52), (51.13, 3.29), (57.10, 2.79), (44.19, 7.19)),
-    "DPHGNN": ((96.80, 0.68), (96.71, 0.71), (99.49, 0.65), (99.61, 0.64), (64.04, 2.70), (57.41, 3.96),
-               (76.18, 1.30), (71.59, 1.82), (51.36, 1.72), (49.03, 3.63), (59.24, 2.88), (46.12, 8.49)),
-    "HyperGT": ((91.60, 1.42), (91.29, 1.53), (96.27, 1.93), (96.28, 1.88), (61.49, 4.32), (55.14, 6.02),
-                (73.82, 1.27), (69.36, 1.45), (54.47, 1.33), (51.55, 1.08), (54.35, 2.72), (47.49, 5.11)),
-}
-
-
-def _paper_table() -> dict[tuple[str, str], dict[str, dict[str, tuple[float, float]]]]:
-    paper: dict = {}
-    for model, cols in _T1.items():
-        for ds, v in zip(("cora", "cora-ca", "twitch-gamers"), cols):
-            paper.setdefault(("node", ds), {}).setdefault("accuracy", {})[model] = v
-    for model, cols in _A6.items():
-        for i, ds in enumerate(("cora", "cora-ca")):
-            paper.setdefault(("hyperedge", ds), {}).setdefault("auroc", {})[model] = cols[2 * i]
-            paper[("hyperedge", ds)].setdefault("ap", {})[model] = cols[2 * i + 1]
-    for model, cols in _A7.items():
-        for i, ds in enumerate(_GRAPH_SETS):
-            paper.setdefault(("graph", ds), {}).setdefault("accuracy", {})[model] = cols[2 * i]
-            paper[("graph", ds)].setdefault("macro_f1", {})[model] = cols[2 * i + 1]
-    return paper
-
-
-PAPER = _paper_table()
+# (task, dataset) -> metric -> model -> (mean, std): DHG-Bench Tables 1, A6 and A7, read from the paper tables' CSVs
+# (hypergvl.models.study.paper, which holds Table A8 too)
+PAPER = {(task, ds): metrics for task in ("node", "hyperedge", "graph")
+         for ds, metrics in study_paper.paper_table(task).items()}
+_GRAPH_SETS = tuple(study_paper.paper_table("graph"))  # Table A7's six, in its order
 SECOND_METRIC = {"node": None, "hyperedge": "ap", "graph": "macro_f1", "fairness": None}
 # the reference's set_task_args adds no singleton hyperedges for edge prediction (except HyperND, and Pokec)
 PROTOCOLS = {"hyperedge": {"paper": ("task.protocol=paper",), "held-out": (),
@@ -209,9 +109,7 @@ POINT_SCHEMA = "hypergvl.reproduction.point"
 PRE_PROVENANCE = "pre-provenance: written before results recorded their commit"
 
 
-def within(ours: float, paper: tuple[float, float]) -> bool:
-    """The pass rule: |ours - paper mean| <= max(2 * paper std, 1.5)."""
-    return abs(ours - paper[0]) <= max(2 * paper[1], 1.5)
+within = study_paper.within  # the pass rule: |ours - paper mean| <= max(2 * paper std, 1.5)
 
 
 def _fmt(v: tuple[float, float] | None) -> str:
@@ -363,7 +261,7 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -
     code resolves now (the study's ``--set`` overrides applied) is ``stale`` and not compared."""
     row = {"task": "fairness", "dataset": dataset, "model": model, "metric": "accuracy", "paper2": None,
            "paper": study_paper.paper_value(model, dataset, "accuracy")}
-    oom = row["paper"] is None and dataset in study_paper.TABLE_A8.get(model, {})
+    oom = study_paper.paper_oom(model, dataset)
     cell = cells.get((model, dataset))
     if cell is None or cell["status"] != "ok":
         row["status"] = "not run" if cell is None else cell["status"]

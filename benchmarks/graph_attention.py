@@ -27,15 +27,18 @@ if str(ROOT) not in sys.path:
 SCOPES = ("graph", "batch")
 
 
-def step_times(model: str, dataset: str, data, scope: str, batches: int, seed: int = 0) -> list[float]:
-    """Seconds of ``batches`` training steps (after one warm-up step) of ``model`` with ``attention_scope``."""
+def step_times(model: str, dataset: str, data, overrides: list[str], batches: int,
+               seed: int = 0) -> tuple[list[float], int]:
+    """Seconds of ``batches`` training steps (after one warm-up step) of ``model`` under the paper protocol with
+    ``overrides`` (``--set`` keys), on the first training batches of ``seed``'s split, and the number of training
+    batches in an epoch."""
     import numpy as np
     import torch
 
     from hypergvl.models.tasks import TaskModule, get_task
     from hypergvl.models.trainer import make_optimizer, model_class, resolve_config
 
-    cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", f"model.attention_scope={scope}"])
+    cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", *overrides])
     task = get_task("graph")(data, cfg.task, seed, hidden=cfg.trainer.hidden)
     torch.manual_seed(seed)
     encoder = model_class(model)(in_channels=task.in_channels, hidden_channels=cfg.trainer.hidden,
@@ -53,7 +56,7 @@ def step_times(model: str, dataset: str, data, scope: str, batches: int, seed: i
         optimizer.step()
         if i:  # the first step is the warm-up
             times.append(time.perf_counter() - start)
-    return times
+    return times, len(order)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| model | within each graph | whole batch (DHG-Bench) | batch / graph |")
     print("|---|---|---|---|")
     for model in args.models:
-        median = {s: statistics.median(step_times(model, args.dataset, data, s, args.batches)) for s in SCOPES}
+        median = {s: statistics.median(step_times(model, args.dataset, data, [f"model.attention_scope={s}"],
+                                                  args.batches)[0]) for s in SCOPES}
         print(f"| {model} | {median['graph']:.3f} | {median['batch']:.3f} | {median['batch'] / median['graph']:.2f}x |")
     return 0
 

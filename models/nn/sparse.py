@@ -433,7 +433,13 @@ def weighted_aggregation(inc: Incidence, to: str, weight: Tensor, x: Tensor,
     def build() -> Pattern:
         dst, src, n_dst, n_src, _ = direction(inc, to)
         return Pattern(dst, src, (n_dst, n_src))
-    pattern = inc.memo(("pattern", to), build)
+    return weighted_sum(inc.memo(("pattern", to), build), weight, x, through)
+
+
+def weighted_sum(pattern: Pattern, weight: Tensor, x: Tensor, through: SparseOperator | None = None) -> Tensor:
+    """``out[t] = sum of weight[p] * z[src_p] over the pairs p of ``pattern`` with dst_p = t`` (``weight`` in the
+    order of the pairs ``Pattern(dst, src, shape)`` was built from; shapes and memory as in
+    :func:`weighted_aggregation`, which is this over the incidences)."""
     flat = weight.dim() == 1
     out = _WeightedAggregate.apply(weight.unsqueeze(-1) if flat else weight, x.unsqueeze(1) if flat else x, pattern,
                                    through)

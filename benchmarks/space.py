@@ -114,7 +114,7 @@ def problems_per_task(scored) -> int:
 
 
 def bench_render(scored, entries: int, tmp: Path):
-    from hypergvl.space.app import leaderboard_frame, styled
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame, styled
     from hypergvl.space.config import SpaceConfig
     from hypergvl.space.service import Service
     from hypergvl.space.store import Entry, SQLiteStore

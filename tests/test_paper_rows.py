@@ -236,7 +236,8 @@ def test_space_shows_the_paper_rows_in_their_own_tab_only(space_service, seed):
     no rank column; the re-scored leaderboard's rows are ours only."""
     import gradio as gr
 
-    from hypergvl.space.app import build_app, leaderboard_frame
+    from hypergvl.space.app import build_app
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame
 
     space = space_service
     app = build_app(space)

@@ -221,9 +221,24 @@ def test_oauth_app_requires_a_login(space_service, tmp_path, monkeypatch):
     assert msg == "Rejected: log in with your Hugging Face account to submit" and svc.store.entries() == []
 
 
+def test_the_tabs_are_registered_in_page_order():
+    """A tab is one module under space/tabs/ with one ``@register_tab``: seven, in page order; a name registered twice
+    is refused and an unknown one names the choices."""
+    from hypergvl.space.tabs import TABS, in_order, register_tab
+
+    assert [(t.name, t.title) for t in in_order()] == [
+        ("leaderboard", "Leaderboard"), ("paper", "Reported in the paper"), ("reps", "Representations"),
+        ("router", "Router"), ("hnn", "HNN"), ("browse", "Browse"), ("submit", "Submit")]
+    with pytest.raises(ValueError, match="Space tab 'hnn' registered twice"):
+        register_tab("hnn", title="Again", order=99)(lambda page: None)
+    assert TABS["hnn"].title == "HNN" and len(TABS) == 7
+    with pytest.raises(KeyError, match="unknown Space tab 'nope'; choose one of leaderboard, paper, reps, router"):
+        TABS["nope"]
+
+
 def test_hnn_tab_reads_the_shipped_study_results(space_service, tmp_path):
     """The HNN tab is `hypergvl.models.study report` over the shipped result folders: tables and the paper's figures."""
-    from hypergvl.space.app import hnn_report
+    from hypergvl.space.tabs.hnn import hnn_report
 
     svc = fresh(space_service, tmp_path, study_dirs=(ROOT / "space" / "seed_studies",))
     text, figures = hnn_report(svc)
@@ -242,7 +257,7 @@ def test_only_the_public_set_is_downloaded(space_service, tmp_path):
 
     import pyarrow.parquet as pq
 
-    from hypergvl.space.app import download_zip
+    from hypergvl.space.tabs.submit import download_zip
 
     svc = fresh(space_service, tmp_path)
     with pytest.raises(SubmissionError, match="never served"):
@@ -254,7 +269,7 @@ def test_only_the_public_set_is_downloaded(space_service, tmp_path):
 
 def test_table4_fills_all_with_the_accuracy_over_each_representation(space_service):
     """The Representations tab's ``All`` column is the representation's accuracy over all its samples."""
-    from hypergvl.space.app import representation_frame
+    from hypergvl.space.tabs.representations import representation_frame
     from hypergvl.space.scoring import summarise
 
     entry = next(e for e in space_service.entries() if e.model == "baseline:symbolic" and not e.text_only)

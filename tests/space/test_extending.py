@@ -1,7 +1,7 @@
-"""Adding a text representation, a renderer and a task is one file with one registration each
+"""Adding a text representation, a renderer, a task and a Space tab is one file with one registration each
 (docs/extending.md): a toy of each, registered from a temporary module, is built into the dataset's rows; the text is
 read back and solved by the symbolic baseline and shown under its label in the report; all three are offered by the
-Space's filters under their labels."""
+Space's filters under their labels, and the toy tab is on the page."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,10 +18,12 @@ from conftest import fresh
 TOY = '''
 import re
 
+import gradio as gr
 import numpy as np
 
 from hypergvl import Hypergraph, answers
 from hypergvl.render import register_renderer
+from hypergvl.space.tabs.base import OnLoad, register_tab
 from hypergvl.tasks import Task, register_task
 from hypergvl.text import register_text_rep
 
@@ -64,6 +66,12 @@ class MaxDegree(Task):
 
     def guess(self, rng, n, m, params):
         return str(rng.randint(0, m))
+
+
+@register_tab("notes", title="Notes", order=80)
+def notes(page):
+    box = gr.Textbox(label="Notes", interactive=False, elem_id="notes")
+    return OnLoad(lambda: f"{len(page.service.entries())} entries", [box])
 '''
 
 
@@ -73,13 +81,14 @@ def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(sp
     from hypergvl.render import RENDERERS, visual_labels
     from hypergvl.evaluators.report import report
     from hypergvl.space.app import build_app
+    from hypergvl.space.tabs import TABS
     from hypergvl.tasks import TASKS
     from hypergvl.text import LOSSLESS, TEXT_REPS
 
     (tmp_path / "toy_extension.py").write_text(TOY)
     spec = importlib.util.spec_from_file_location("toy_extension", tmp_path / "toy_extension.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # the three registrations
+    spec.loader.exec_module(module)  # the four registrations
     try:
         out = tmp_path / "build"
         build(BuildConfig(out=out, per_task=2, tasks=("MXD", "VC"), workers=1), progress=False)
@@ -109,15 +118,22 @@ def test_a_toy_representation_and_task_are_built_solved_reported_and_filtered(sp
         text = report([run / "results.json"])
         assert "| MXD |" in text and "| Edge-List |" in text
 
-        app = build_app(fresh(space_service, tmp_path))
+        app_service = fresh(space_service, tmp_path)
+        app = build_app(app_service)
         boxes = {b.elem_id: b for b in app.blocks.values() if isinstance(b, gr.Dropdown)}
         assert ("Edge-List", "edge_list") in boxes["lb-text"].choices
         assert ("Edge-List", "edge_list") in boxes["br-text"].choices
         assert ("MXD", "MXD") in boxes["br-task"].choices
         assert ("Dots", "dots") in boxes["lb-visual"].choices and ("Dots", "dots") in boxes["br-visual"].choices
+        tabs = [b.id for b in app.blocks.values() if isinstance(b, gr.Tab)]
+        assert tabs[-2:] == ["tab-submit", "tab-notes"]  # in its order, after the seven
+        notes = next(b for b in app.blocks.values() if b.elem_id == "notes")
+        (load,) = [fn for fn in app.fns.values() if notes in fn.outputs]
+        assert load.fn() == f"{len(app_service.entries())} entries"
     finally:
+        TABS.unregister("notes")
         RENDERERS.unregister("dots")
         TEXT_REPS.unregister("edge_list")
         TASKS.unregister("MXD")
         sys.modules.pop("toy_extension", None)
-    assert "edge_list" not in TEXT_REPS and "MXD" not in TASKS and "dots" not in RENDERERS
+    assert "edge_list" not in TEXT_REPS and "MXD" not in TASKS and "dots" not in RENDERERS and "notes" not in TABS

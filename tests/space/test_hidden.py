@@ -283,7 +283,8 @@ def test_the_hidden_seed_is_only_in_private_files(space_service, tmp_path):
     error or log holds it, and the files that do are mode 0600."""
     import logging
 
-    from hypergvl.space.app import download_zip, launch
+    from hypergvl.space.app import launch
+    from hypergvl.space.tabs.submit import download_zip
     from hypergvl.space.testsets import TestSets
 
     data = tmp_path / "data"
@@ -681,7 +682,8 @@ def test_solving_the_download_scores_nothing_hidden(app, space_service, tmp_path
     by the Space and by `hypergvl submit`, and on the public set, where they are accepted, the row says they were
     uploaded, unlike the server's own runs."""
     from hypergvl.cli import main as hypergvl
-    from hypergvl.space.app import download_zip, leaderboard_frame
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame
+    from hypergvl.space.tabs.submit import download_zip
     from hypergvl.space.scoring import SubmissionError as Refused
     from hypergvl.space.service import HIDDEN_BY_REQUEST
 

@@ -214,7 +214,7 @@ def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service,
 
 
 def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(space_service, tmp_path):
-    from hypergvl.space.app import leaderboard_frame
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame
     from hypergvl.space.service import Submission, spreadsheet_safe
 
     svc = fresh(space_service, tmp_path)

@@ -66,7 +66,8 @@ def stored_under_version_1(space_service, tmp_path):
 
 
 def test_entries_of_an_old_scorer_version_are_regraded_on_start(space_service, tmp_path):
-    from hypergvl.space.app import leaderboard_frame, start
+    from hypergvl.space.app import start
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame
 
     svc, want = stored_under_version_1(space_service, tmp_path)
     report = start(svc)

@@ -115,8 +115,8 @@ def test_app_and_worker_do_not_know_which_store(space_service, tmp_path):
     """The same upload, request and worker run over the Hub store (a fake Hub API) as over SQLite."""
     from fake_hub import FakeHub
 
-    from hypergvl.space.app import leaderboard_frame
     from hypergvl.space.hub_store import HubStore
+    from hypergvl.space.tabs.leaderboard import leaderboard_frame
 
     hub = FakeHub()
     hub.create_repo("org/requests", repo_type="dataset")

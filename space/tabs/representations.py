@@ -1,0 +1,99 @@
+"""The Representations tab: one entry's accuracy by representation (HyperGVL Table 4 layout), its task x
+representation heatmap, and Figures 3 (LVLM vs its text-only run) and 4 (accuracy by scale). Public sets only."""
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+from hypergvl.render import visual_labels
+from hypergvl.tasks import TASK_CODES
+from hypergvl.text import text_labels
+
+from ..scoring import groupings, summarise
+from ..service import Service
+from ..testsets import PUBLIC
+from .base import SCORE_COLUMNS, OnLoad, Page, figures_dir, public_only, register_tab
+
+
+def representation_frame(entry) -> pd.DataFrame:
+    """Table 4 layout for one entry: a row per representation (7 textual, 5 visual), a column per task."""
+    rows = []
+    for axis, labels, key in (("text_rep", text_labels(), "text_rep"), ("visual_rep", visual_labels(), "visual_rep")):
+        for rep, label in labels.items():
+            s = summarise(entry.cells, **{key: rep})
+            if s is None:
+                continue
+            rows.append({"Representation": label, **{t: s["per_task"].get(t) for t in TASK_CODES},
+                         "Avg.U": s["avg_u"], "Avg.R": s["avg_r"], "All": s["accuracy"]})
+    frame = pd.DataFrame(rows, columns=["Representation"] + SCORE_COLUMNS)
+    for c in SCORE_COLUMNS:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
+    return frame
+
+
+def _result_dict(entry) -> dict:
+    """An entry as ``hypergvl.evaluators.report`` expects a results.json (matplotlib-safe label)."""
+    name = entry.model.replace("$", r"\$")[:60]
+    return {"model": {"name": name}, "scores": {**entry.scores, **groupings(entry.cells)}, "text_only": entry.text_only}
+
+
+def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:
+    """(heatmap, Fig. 3, Fig. 4) PNG paths for an entry and its test set (None where the results do not allow)."""
+    from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
+
+    public_only(service, testset)
+    public_only(service, entry.testset)
+
+    def compute(entries):
+        d = figures_dir(service)
+        stamp = f"{service.store.version()}-{entry.id}"
+        heat = d / f"heatmap-{stamp}.png"
+        heatmap(_result_dict(entry), heat)
+        mine = [e for e in entries if e.testset == testset and e.model == entry.model and e.track in ("vision", "text-only")]
+        fig3 = d / f"fig3-{stamp}.png"
+        fig3_ok = lvlm_vs_llm([_result_dict(e) for e in mine], fig3)
+        fig4 = d / f"fig4-{stamp}.png"
+        vis = [e for e in entries if e.testset == testset and e.track == "vision"][:8]
+        fig4_ok = scale_curves([_result_dict(e) for e in vis], fig4)
+        return str(heat), str(fig3) if fig3_ok else None, str(fig4) if fig4_ok else None
+
+    return service.view(("repfig", entry.id, testset), compute)
+
+
+@register_tab("reps", title="Representations", order=30)
+def build(page: Page) -> OnLoad:
+    service, public = page.service, page.public
+
+    def entry_choices(testset):
+        if service.sets.get(testset).kind != PUBLIC:
+            return []
+        return [(e.model + (" (text only)" if e.text_only else ""), e.id) for e in service.entries()
+                if e.testset == testset and e.track in ("vision", "text-only")]
+
+    def reps(testset, entry_id):
+        if service.sets.get(testset).kind != PUBLIC:
+            return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
+        entry = next((e for e in service.entries() if e.id == entry_id), None)
+        if entry is None or entry.testset != testset:
+            choices = entry_choices(testset)
+            entry = next((e for e in service.entries() if choices and e.id == choices[0][1]), None)
+            if entry is None:
+                return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
+        heat, fig3, fig4 = representation_figures(service, entry, testset)
+        return (gr.Dropdown(choices=entry_choices(testset), value=entry.id), representation_frame(entry), heat, fig3,
+                fig4)
+
+    rep_set = gr.Radio(page.set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rep-set")
+    rep_model = gr.Dropdown(entry_choices(public), label="Model", elem_id="rep-model")
+    rep_table = gr.Dataframe(interactive=False, elem_id="rep-table", label="Accuracy by representation "
+                             "(HyperGVL Table 4 layout)")
+    with gr.Row():
+        rep_heat = gr.Image(label="Task x representation", show_label=False, type="filepath", elem_id="rep-heat")
+        rep_fig3 = gr.Image(label="LVLM vs its text-only run (Fig. 3)", show_label=False, type="filepath",
+                            elem_id="rep-fig3")  # the figures carry their own titles, which a label covers
+    rep_fig4 = gr.Image(label="Accuracy by scale, synthetic vs real (Fig. 4)", show_label=False, type="filepath",
+                        elem_id="rep-fig4")
+    outs = [rep_model, rep_table, rep_heat, rep_fig3, rep_fig4]
+    rep_set.change(lambda s: reps(s, None), rep_set, outs, api_name=False)
+    rep_model.change(reps, [rep_set, rep_model], outs, api_name=False)
+    return OnLoad(lambda: reps(public, None), outs)

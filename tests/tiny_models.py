@@ -4,7 +4,7 @@
 LM (the same Llama, no vision tower) for the LVLM-versus-LLM runs of HyperGVL sec. 3.3; ``make_tiny_encoder`` a
 DistilBERT encoder, an architecture the harness must refuse. Weights are randomly initialised with a large scale,
 so that outputs depend on the input. :data:`ARCHITECTURES` is the matrix of popular VLM families (and two text-only
-LLMs), each saved with its architecture's real processor class, for ``tests/test_architectures.py``."""
+LLMs), each saved with its architecture's real processor class, for ``tests/test_vlm_architectures.py``."""
 from __future__ import annotations
 
 from pathlib import Path

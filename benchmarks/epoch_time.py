@@ -191,7 +191,7 @@ def import_dhgbench(path: Path) -> list[str]:
 
 def our_config(name: str):
     """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
-    from hypergvl.models.trainer import resolve_config
+    from hypergvl.models.config import resolve_config
 
     return resolve_config(name, "node", "cora")
 

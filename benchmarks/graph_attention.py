@@ -36,7 +36,8 @@ def step_times(model: str, dataset: str, data, overrides: list[str], batches: in
     import torch
 
     from hypergvl.models.tasks import TaskModule, get_task
-    from hypergvl.models.trainer import make_optimizer, model_class, resolve_config
+    from hypergvl.models.config import model_class, resolve_config
+    from hypergvl.models.trainer import make_optimizer
 
     cfg = resolve_config(model, "graph", dataset, overrides=["task.protocol=paper", *overrides])
     task = get_task("graph")(data, cfg.task, seed, hidden=cfg.trainer.hidden)

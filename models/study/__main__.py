@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from hypergvl.models.trainer import ConfigError
+from hypergvl.models.config import ConfigError
 
 
 def _common(p: argparse.ArgumentParser, runs: int) -> None:

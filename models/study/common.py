@@ -14,7 +14,9 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 import torch
 
-from hypergvl.models.trainer import ConfigError, mean_std, write_json_atomic
+from hypergvl.models.config import ConfigError
+
+from hypergvl.models.trainer import mean_std, write_json_atomic
 from hypergvl.provenance import provenance
 
 SCHEMA = "hypergvl.hnn-study.point"

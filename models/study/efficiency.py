@@ -33,7 +33,7 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from hypergvl.models.trainer import ConfigError
+from hypergvl.models.config import ConfigError
 
 from .common import make_point, point_path, read_point, resolve_models, seed_tag, write_point
 

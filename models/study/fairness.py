@@ -14,7 +14,9 @@ from typing import Any, Optional, Sequence
 
 from tqdm import tqdm
 
-from hypergvl.models.trainer import ConfigError, run_experiment, run_seeds
+from hypergvl.models.config import ConfigError
+
+from hypergvl.models.trainer import run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 

@@ -27,7 +27,9 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from hypergvl.models.trainer import ConfigError, write_json_atomic
+from hypergvl.models.config import ConfigError
+
+from hypergvl.models.trainer import write_json_atomic
 from hypergvl.provenance import provenance
 
 from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points

@@ -81,7 +81,9 @@ class HookedEncoder(nn.Module):
 def test_prepare_hook_runs_before_the_optimiser_and_gives_the_training_labels():
     from accelerate import Accelerator
 
-    from hypergvl.models.trainer import TrainerConfig, train_one_run
+    from hypergvl.models.config import TrainerConfig
+
+    from hypergvl.models.trainer import train_one_run
 
     task = make_task("node")
     encoder = HookedEncoder(task.in_channels, task.out_channels, extra=None)
@@ -385,7 +387,9 @@ def test_hypergt_trains_on_every_task(kind, tmp_path):
     recorded loss; hypergraph classification runs with the shipped config's random encodings."""
     from accelerate import Accelerator
 
-    from hypergvl.models.trainer import TrainerConfig, resolve_config, train_one_run
+    from hypergvl.models.config import TrainerConfig, resolve_config
+
+    from hypergvl.models.trainer import train_one_run
 
     task = make_task(kind)
     cfg = resolve_config("HyperGT", kind, "synthetic", overrides=["hidden=6", "heads=2", "random_features=4"])
@@ -455,7 +459,9 @@ def test_hypernd_label_diffusion_false_is_dhgbench_feature_only():
 def test_hypernd_node_task_diffuses_training_labels_only():
     from accelerate import Accelerator
 
-    from hypergvl.models.trainer import TrainerConfig, train_one_run
+    from hypergvl.models.config import TrainerConfig
+
+    from hypergvl.models.trainer import train_one_run
 
     task = make_task("node")
     encoder = build_model("HyperND", in_channels=task.in_channels, hidden_channels=6, out_channels=task.out_channels)

@@ -26,7 +26,8 @@ from hypergvl.models.study import fairness as FAIR
 from hypergvl.models.study import report as REP
 from hypergvl.models.study import robustness as ROB
 from hypergvl.models.study.__main__ import main as study_main
-from hypergvl.models.trainer import ConfigError, run_experiment
+from hypergvl.models.config import ConfigError
+from hypergvl.models.trainer import run_experiment
 
 
 def _raw_root():

@@ -179,7 +179,9 @@ def test_sampler_reports_impossible_request():
 def test_encoder_sees_only_training_hyperedges(self_loops):
     from accelerate import Accelerator
 
-    from hypergvl.models.trainer import TrainerConfig, train_one_run
+    from hypergvl.models.config import TrainerConfig
+
+    from hypergvl.models.trainer import train_one_run
 
     data = planted_hypergraph(seed=3)
     task = T.HyperedgePrediction(data, T.HyperedgeTaskConfig(batch_size=8, self_loops=self_loops), 0, hidden=6)

@@ -12,6 +12,7 @@ import torch
 
 from hnn_toys import graph_set, planted
 from benchmark_scripts import load_script
+from hypergvl.models import config as CFG
 from hypergvl.models import trainer as TR
 from hypergvl.models.train import main as train_main
 
@@ -40,7 +41,7 @@ class FakeModel(torch.nn.Module):
 def fake_registry(monkeypatch):
     from hypergvl.models.nn import MODELS
 
-    monkeypatch.setattr(TR, "_model_registry", lambda: {**MODELS, "Fake": FakeModel})
+    monkeypatch.setattr(CFG, "_model_registry", lambda: {**MODELS, "Fake": FakeModel})
 
 
 # ----------------------------------------------------------------------------------------------- configuration
@@ -102,7 +103,7 @@ def test_bad_values_are_errors(item, pattern):
 
 
 def test_model_kwargs_checked_against_the_constructor_signature(fake_registry):
-    assert TR.model_kwarg_types(FakeModel) == {"heads": int, "mode": str, "lr": float, "flag": bool}
+    assert CFG.model_kwarg_types(FakeModel) == {"heads": int, "mode": str, "lr": float, "flag": bool}
     with pytest.raises(TR.ConfigError, match=r"'lr' is ambiguous; write one of trainer.lr, model.lr"):
         TR.resolve_config("Fake", "node", "x", overrides=["lr=0.1"])
     cfg = TR.resolve_config("Fake", "node", "x", overrides=["heads=4", "flag=true", "model.lr=0.5", "trainer.lr=0.1"])
@@ -277,7 +278,7 @@ def test_accelerate_launch_runs_the_same_module(tmp_path):
 def test_every_shipped_config_section_resolves_and_builds_its_model():
     import yaml
 
-    files = sorted(TR.CONFIG_DIR.glob("*.yaml"))
+    files = sorted(CFG.CONFIG_DIR.glob("*.yaml"))
     assert {f.stem for f in files} >= {"HGNN", "MLP", "HCHA", "CEGCN", "CEGAT", "HyperGCN", "HNHN", "UniGCNII",
                                        "AllSetTransformer", "ED-HNN", "TF-HNN"}
     for f in files:

@@ -16,7 +16,6 @@ the training batches per epoch), and the ratio.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import statistics
 import sys
@@ -27,7 +26,7 @@ for path in (ROOT, Path(__file__).resolve().parent):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from graph_attention import step_times  # noqa: E402
+from graph_attention import load, parser, step_times  # noqa: E402
 
 #: message elements above which the replaced form attended in blocks under checkpointing (its ``BLOCK_ELEMENTS``)
 REPLACED_BLOCK_ELEMENTS = 1 << 25
@@ -85,24 +84,7 @@ def replaced():
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="benchmarks/cegat_attention.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="rhg-3", help="a hypergraph-classification dataset (default rhg-3)")
-    p.add_argument("--batches", type=int, default=5, help="timed training steps per form (default 5)")
-    p.add_argument("--raw-root", default=None, help="raw data folder (default: $HYPERGVL_RAW_ROOT)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    args = p.parse_args(argv)
-    if args.batches < 1 or args.threads < 1:
-        p.error("--batches and --threads must be at least 1")
-    import os
-
-    import torch
-
-    from hypergvl.models.tasks import get_task
-    from hypergvl.models.trainer import load_dataset
-
-    torch.set_num_threads(args.threads)
-    data = load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),
-                        **get_task("graph").load_kwargs)
+    args, data = load(parser("benchmarks/cegat_attention.py", __doc__, "form"), argv)
     with replaced():
         before, per_epoch = step_times("CEGAT", args.dataset, data, [], args.batches)
     now, _ = step_times("CEGAT", args.dataset, data, [], args.batches)

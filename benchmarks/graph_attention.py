@@ -60,13 +60,18 @@ def step_times(model: str, dataset: str, data, overrides: list[str], batches: in
     return times, len(order)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="benchmarks/graph_attention.py", description=__doc__.split("\n\n")[0])
+def parser(prog: str, doc: str, what: str) -> argparse.ArgumentParser:
+    """The flags of a training-step benchmark on a hypergraph-classification dataset (``what`` is timed)."""
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     p.add_argument("--dataset", default="rhg-3", help="a hypergraph-classification dataset (default rhg-3)")
-    p.add_argument("--models", nargs="+", default=["DPHGNN", "HyperGT"])
-    p.add_argument("--batches", type=int, default=5, help="timed training steps per model and scope (default 5)")
+    p.add_argument("--batches", type=int, default=5, help=f"timed training steps per {what} (default 5)")
     p.add_argument("--raw-root", default=None, help="raw data folder (default: $HYPERGVL_RAW_ROOT)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    return p
+
+
+def load(p: argparse.ArgumentParser, argv: list[str] | None):
+    """Parse ``argv`` (bad counts are a usage error), set the torch threads and load the dataset: (args, data)."""
     args = p.parse_args(argv)
     if args.batches < 1 or args.threads < 1:
         p.error("--batches and --threads must be at least 1")
@@ -78,8 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     from hypergvl.models.trainer import load_dataset
 
     torch.set_num_threads(args.threads)
-    data = load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),
-                        **get_task("graph").load_kwargs)
+    return args, load_dataset(args.dataset, args.raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),
+                              **get_task("graph").load_kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser("benchmarks/graph_attention.py", __doc__, "model and scope")
+    p.add_argument("--models", nargs="+", default=["DPHGNN", "HyperGT"])
+    args, data = load(p, argv)
     print(f"{args.dataset}, training step (s), median of {args.batches}, {args.threads} thread(s)")
     print("| model | within each graph | whole batch (DHG-Bench) | batch / graph |")
     print("|---|---|---|---|")

@@ -159,7 +159,12 @@ ALLSET_PROTOCOL = Protocol(
                      ("model.activation", "relu", f"{_MODELS}:967 (relu)"),
                      ("model.propagation", "unignn", f"{_TRAIN}:405-412 (degV^-1/2 and mean-member degE^-1/2)")),
         "AllDeepSets": _SETGNN + (("model.input_norm", True, f"{_TRAIN}:251 (deepset_input_norm True)"),
-                                  ("model.aggregate", "sum", f"{_TRAIN}:38 (AllDeepSets: aggregate 'add')")),
+                                  ("model.aggregate", "sum", f"{_TRAIN}:38 (AllDeepSets: aggregate 'add')"),
+                                  ("trainer.hidden", 256,
+                                   (f"{ALLSET} src/run_all_experiments.sh:27 (MLP_hidden searched in 64..512; "
+                                    "inferred: 256, the Cora MLP_hidden of the same SetGNN in "
+                                    f"{_AST}:32; at the config's 64 AllSet's own SetGNN also collapses on Cora "
+                                    "under dropout 0.5)"))),
         "AllSetTransformer": _SETGNN,
         "ED-HNN": (("model.normalization", "ln", f"{_EDTRAIN}:189 (normalization default 'ln')"),
                    ("model.input_norm", True, f"{_EDTRAIN}:199 (AllSet_input_norm True)"),

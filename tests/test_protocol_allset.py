@@ -70,6 +70,16 @@ def test_allsettransformer_values_are_its_run_script():
         assert "src/run_AllSetTransformer.sh" in cfg.sources["model.heads"]
 
 
+def test_alldeepsets_gets_a_width_from_allsets_search_grid_not_the_config_default():
+    """AllSet searched MLP_hidden over 64..512 (src/run_all_experiments.sh) and publishes no choice for AllDeepSets;
+    at the DHG-Bench config's 64 its own SetGNN collapses on Cora under dropout 0.5 (40.62 / 44.31 / 61.45, seeds
+    0-2, docs/reproduction.md), so the protocol takes 256, the Cora width its run script gives the same SetGNN."""
+    for dataset in ("cora", "cora-ca"):
+        cfg = _resolve("AllDeepSets", dataset)
+        assert cfg.trainer.hidden == 256 and "run_all_experiments.sh:27" in cfg.sources["trainer.hidden"]
+    assert TR.resolve_config("AllDeepSets", "node", "cora").trainer.hidden == 64  # without the protocol: unchanged
+
+
 def test_a_model_without_tuned_values_gets_the_general_setting_as_a_recorded_fallback():
     cfg = _resolve("HGNN", "cora")
     assert cfg.protocol["setting"] == "fallback" and "no per-dataset values" in cfg.protocol["note"]

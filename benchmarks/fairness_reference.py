@@ -88,7 +88,7 @@ def dataset_config(name: str, dataset: str, entry: dict | None):
     reads DHG-Bench's ``dataset`` yaml entry over the wheel's cora entry (``method_config`` is looked up in its
     module at every call of ``build_dhgbench``, ``our_config`` in ``epoch_time``'s globals)."""
     import dhgbench.parameter_parser as pp
-    from hypergvl.models.trainer import resolve_config
+    from hypergvl.models.config import resolve_config
 
     saved = ET.our_config, pp.method_config
     wheel_method_config = pp.method_config
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     from hypergvl.models.study.common import load_node_dataset
     from hypergvl.models.study.paper import paper_value
     from hypergvl.models.tasks.node import NodeClassification
-    from hypergvl.models.trainer import resolve_config
+    from hypergvl.models.config import resolve_config
 
     torch.set_num_threads(args.threads)
     data, info = load_node_dataset(args.dataset, str(args.raw_root))

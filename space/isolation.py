@@ -20,6 +20,7 @@ its HNN tab). A child dies with the server (``PR_SET_PDEATHSIG``), so a killed s
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -73,8 +74,15 @@ def run_bounded(fn: Callable, args: tuple, *, seconds: float, memory_bytes: int 
     ctx = mp.get_context(start)
     here, there = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(there, fn, args), daemon=True)
+    forked = start == "fork"
+    if forked:  # the server's objects leave the collector's generations, so the child's collections do not write to
+        gc.freeze()  # (and copy) the pages it shares with the server (Python's gc.freeze docs: "right before fork()")
+    try:
+        child.start()
+    finally:
+        if forked:
+            gc.unfreeze()
     start = time.monotonic()
-    child.start()
     there.close()
     baseline = _resident(child.pid)
     try:

@@ -49,7 +49,7 @@ def test_cegat_attention_times_both_forms(bench, tmp_path, capsys):
     out = capsys.readouterr().out
     rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ") and "step" not in line]
     assert [r[0].strip().split(" ")[0] for r in rows] == ["gather-multiply-scatter", "CSR"]
-    assert all(float(step) > 0 and float(epoch) > 0 for _, step, epoch in rows) and "speed-up:" in out
+    assert all(float(step) >= 0 and float(epoch) >= 0 for _, step, epoch in rows) and "speed-up:" in out  # 3 tiny graphs: may print 0.000
 
 
 @pytest.mark.parametrize("flags", [["--batches", "0"], ["--threads", "0"]])

@@ -1,5 +1,6 @@
 """Stand-ins for ``torch_scatter``, ``torch_sparse`` and ``dask``, so that DHG-Bench's own model code (the PyPI
-wheel ``dhg-bench``) runs here for ``benchmarks/epoch_time.py``'s reference column.
+wheel ``dhg-bench``) runs here for ``benchmarks/epoch_time.py``'s reference column and the other scripts that build
+its classes through ``benchmarks/dhgbench_reference.py``.
 
 Why: ``torch_scatter`` and ``torch_sparse`` publish no wheels for torch 2.13 CPU and cannot be compiled within
 this project's limits; ``dask`` is used only by T-HyperGNN's neighbour search. What stands in (stated here and in
@@ -22,7 +23,7 @@ the benchmark's output):
   this process (``compute`` returns the same nested tuple as dask's).
 
 :func:`install` puts the three modules into ``sys.modules`` only when the real packages are absent; it is called
-by the benchmark only, never by the project.
+by the benchmarks only (``dhgbench_reference.import_dhgbench``), never by the project.
 """
 from __future__ import annotations
 

@@ -19,16 +19,17 @@ written), installed outside the project's environment::
 The wheel imports torch_scatter, torch_sparse and dask, which have no build for this torch: the stand-ins of
 ``benchmarks/_dhgbench_shim.py`` (torch's own scatter and sparse ops; torch_sparse's spmm algorithm as is) are
 put in ``sys.modules`` by this script only. Each model is built through DHG-Bench's own pipeline
-(``method_config`` with its cora yaml, our config's hidden/layers/dropout/lr/weight decay overlaid, keys its
-yaml lacks taken from ours; ``data_processing``, ``algo_preprocessing``, ``parse_model``) on the same Cora
-hypergraph, and one epoch is its trainer's (``train_agent.semi_node_cls_training``: forward, NLL of
-log-softmax, HJRL's reconstruction term, backward, Adam step; ``torch.optim.Adam`` as in its code, while ours
-steps the trainer's fused Adam, ``hypergvl.models.trainer.make_optimizer``). Its preprocessing is outside the timing, as in
-DHG-Bench; work a class does lazily in its first forward falls in the warm-up epochs. After the timing, both
-classes' test accuracy (same split, same epochs) is printed, and the weights of a fresh reference are copied into
-a fresh model of ours (tensors matched by shape in registration order, or by name for EHNN) to print the max
-abs difference of the eval-mode outputs where the two compute the same function (with the option named when one
-of ours is needed), or why not.
+(``benchmarks/dhgbench_reference.py``: ``method_config`` with its cora yaml, our config's
+hidden/layers/dropout/lr/weight decay overlaid, keys its yaml lacks taken from ours; ``data_processing``,
+``algo_preprocessing``, ``parse_model``) on the same Cora hypergraph, and one epoch is its trainer's
+(``train_agent.semi_node_cls_training``: forward, NLL of log-softmax, HJRL's reconstruction term, backward, Adam
+step; ``torch.optim.Adam`` as in its code, while ours steps the trainer's fused Adam,
+``hypergvl.models.trainer.make_optimizer``). Its preprocessing is outside the timing, as in DHG-Bench; work a class
+does lazily in its first forward falls in the warm-up epochs. After the timing, both classes' test accuracy (same
+split, same epochs) is printed, and the weights of a fresh reference are copied into a fresh model of ours
+(``benchmarks/weight_copy.py``: tensors matched by shape in registration order, or by name for EHNN and DPHGNN) to
+print the max abs difference of the eval-mode outputs where the two compute the same function (with the option
+named when one of ours is needed), or why not.
 
 Method: each model runs in its own subprocess (``torch.set_num_threads(--threads)``). It first trains alone for
 ``--seeds`` seeds (test accuracy; then the peak resident set size, ``resource.getrusage(RUSAGE_SELF).ru_maxrss``,
@@ -60,6 +61,12 @@ import time
 from pathlib import Path
 
 from hypergvl.atomic import atomic_path, write_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dhgbench_reference import (DHGBENCH_ENV, DHGBENCH_INSTALL, DHGBENCH_METHOD, build_dhgbench,  # noqa: E402
+                                build_ours, default_dhgbench, dhgbench_epoch, dhgbench_logits, import_dhgbench,
+                                our_config)
+from weight_copy import output_difference  # noqa: E402
 
 REFERENCE = "PyG-HGNN"
 #: ``--clock``: what one epoch's time is measured with (``CLOCK[0]``, set in the worker).
@@ -96,11 +103,6 @@ def default_raw_root() -> Path:
     return Path(os.environ.get(RAW_ENV) or str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 
-def default_dhgbench() -> Path:
-    """``$HYPERGVL_DHGBENCH``, else ``benchmarks/.dhgbench``."""
-    return Path(os.environ.get(DHGBENCH_ENV) or str(DHGBENCH_DEFAULT))
-
-
 def rss_mib() -> float:
     with open("/proc/self/statm") as handle:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
@@ -124,347 +126,6 @@ def reference_hgnn(in_channels: int, hidden: int, out_channels: int, dropout: fl
             h = F.dropout(F.elu(self.conv1(x, hyperedge_index)), dropout, self.training)
             return self.conv2(h, hyperedge_index)
     return Reference()
-
-
-# ------------------------------------------------------------------------------------- DHG-Bench reference
-
-#: Our registered name -> DHG-Bench's ``--method`` (``parse_model`` in ``lib_utils/exp_agent.py``); UniGCN and
-#: UniGAT have no class in the wheel (its UniGNN registers UniGIN only).
-DHGBENCH_METHOD = {"AllDeepSets": "AllDeepSets", "AllSetTransformer": "AllSetformer", "CEGAT": "CEGAT",
-                   "CEGCN": "CEGCN", "DPHGNN": "DPHGNN", "ED-HNN": "EDHNN", "EHNN": "EHNN", "HCHA": "HCHA",
-                   "HGNN": "HGNN", "HJRL": "HJRL", "HNHN": "HNHN", "HyperGCN": "HyperGCN", "HyperGT": "HyperGT",
-                   "HyperND": "HyperND",
-                   "LEGCN": "LEGCN", "MLP": "MLP", "PhenomNN": "PhenomNN", "SheafHyperGNN": "SheafHyperGNN",
-                   "T-HyperGNN": "TMPHN", "TF-HNN": "TFHNN", "UniGCNII": "UniGCNII", "UniGIN": "UniGIN"}
-#: Our trainer keys -> DHG-Bench's argparse keys, overlaid on its cora yaml so both sides get our config's values.
-_GENERAL_KEYS = {"hidden": "MLP_hidden", "num_layers": "All_num_layers", "dropout": "dropout", "lr": "lr",
-                 "weight_decay": "wd"}
-#: Keys the wheel's yamls lack for these models (the wheel ships no node config for CEGCN/CEGAT and no
-#: LearnMask for AllDeepSets): our model keyword -> DHG-Bench key (a constant where ours has no keyword).
-_MISSING_KEYS = {"CEGCN": {"use_bn": "use_bn"}, "CEGAT": {"use_bn": "use_bn", "heads": "heads", "concat": "concat"},
-                 "AllDeepSets": {"LearnMask": False}}
-#: Classes whose width is another key than ``MLP_hidden`` (HyperGT's reads ``hidden_channels`` and ignores
-#: ``MLP_hidden``; the wheel's cora entry says 32, our config 128): set from our ``hidden`` as well.
-_WIDTH_KEYS = {"HyperGT": "hidden_channels"}
-#: Options that make our model compute the wheel's function, for the copied-weights output check only (the timing
-#: uses our config as is).
-SAME_FUNCTION_OPTIONS = {"LEGCN": {"expansion": "isolated"}, "SheafHyperGNN": {"restriction_grad": False},
-                         "DPHGNN": {"star": "directed", "dropout_mode": "dhgbench", "hgconv_degree": "dhgbench"},
-                         "HNHN": {"normalisation": "allset"},
-                         "UniGIN": {"first_aggregate": "sum", "use_norm": True}}
-#: Why outputs on copied weights are not compared for a model (random choices each implementation draws itself).
-NOT_SAME_FUNCTION = {
-    "HyperGT": "the reference's positional encodings are random projections it never trains; ours are trained "
-               "tables (HyperGT paper)",
-    "T-HyperGNN": "reference cuts hyperedges larger than M with Python's random per target; ours one random order "
-                  "per hyperedge",
-}
-#: Why a model's outputs on copied weights differ (printed after the difference when it is over 1e-4).
-KNOWN_DIFFERENCES = {
-    "CEGCN": "reference's clique graph is binary (the nonzero pattern of H H^T, GCNConv); ours weights each pair "
-             "by the hyperedges it shares",
-    "HyperGCN": "fast HyperGCN picks each hyperedge's pair by a random projection of the features, drawn by each "
-                "implementation's own generator",
-}
-DHGBENCH_ENV = "HYPERGVL_DHGBENCH"
-DHGBENCH_DEFAULT = Path(__file__).resolve().parent / ".dhgbench"
-DHGBENCH_INSTALL = (".venv/bin/python -m pip download --no-deps dhg-bench -d /tmp/dhgwheel && "
-                    ".venv/bin/python -m pip install --no-deps --target benchmarks/.dhgbench "
-                    "/tmp/dhgwheel/dhg_bench-*.whl")
-
-
-def import_dhgbench(path: Path) -> list[str]:
-    """Put the wheel's folder on ``sys.path`` (this process only) and the stand-ins of
-    ``benchmarks/_dhgbench_shim.py`` in place of the packages it imports that are absent; returns their names."""
-    if not (path / "dhgbench" / "__init__.py").is_file():
-        print(f"error: DHG-Bench's code is not installed under {path}; install it with: {DHGBENCH_INSTALL} "
-              f"(or point --dhgbench / ${DHGBENCH_ENV} at a --target folder holding dhgbench/; --no-dhgbench skips "
-              "the column)", file=sys.stderr)
-        raise SystemExit(2)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import _dhgbench_shim
-
-    shimmed = _dhgbench_shim.install()
-    sys.path.insert(0, str(path))
-    return shimmed
-
-
-def our_config(name: str):
-    """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
-    from hypergvl.models.config import resolve_config
-
-    return resolve_config(name, "node", "cora")
-
-
-def build_ours(name: str, in_channels: int, out_channels: int, seed: int, structure: tuple | None = None, **extra):
-    """Our model with its Cora config; ``structure`` ``(x, hyperedge_index, num_hyperedges)`` is handed to a
-    model's ``prepare`` hook (tables sized by the structure, e.g. HyperGT's trained encodings), as the trainer does
-    before building the optimiser."""
-    import torch
-    from hypergvl.models.nn import build_model
-
-    cfg = our_config(name)
-    torch.manual_seed(seed)
-    model = build_model(name, in_channels=in_channels, hidden_channels=cfg.trainer.hidden, out_channels=out_channels,
-                        num_layers=cfg.trainer.num_layers, dropout=cfg.trainer.dropout, **{**cfg.model, **extra})
-    if structure is not None and hasattr(model, "prepare"):
-        model.prepare(*structure)
-    return model
-
-
-def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, seed: int):
-    """DHG-Bench's class for ``name`` through its own pipeline: its cora yaml (``method_config``), our config's
-    general values overlaid, ``data_processing`` (V2E extraction, singleton hyperedges: Cora's already has one per
-    node, so none is added), ``algo_preprocessing`` and ``parse_model``. Returns ``(model, data, args)``."""
-    import torch
-    from torch_geometric.data import Data
-    from dhgbench.lib_dataset.data_base import HyperDataset
-    from dhgbench.lib_dataset.preprocessing import data_processing
-    from dhgbench.lib_models.HNN.preprocessing import algo_preprocessing
-    from dhgbench.lib_utils.exp_agent import parse_model
-    from dhgbench.parameter_parser import method_config, parameter_parser, set_task_args
-
-    method = DHGBENCH_METHOD[name]
-    argv = sys.argv
-    sys.argv = ["dhgbench", "--method", method, "--dname", "cora", "--task_type", "node_cls", "--device", "cpu"]
-    try:
-        args = parameter_parser()
-    finally:
-        sys.argv = argv
-    import contextlib
-    import io
-    import tempfile
-
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints which yaml it loaded (or failed to)
-        args = method_config(args)
-        if not hasattr(args, "MLP_hidden"):  # no cora entry in the wheel's yaml: its default entry, if any
-            args.is_default = True
-            args = method_config(args)
-    args = set_task_args(args)
-    cfg = our_config(name)
-    for ours, theirs in _GENERAL_KEYS.items():
-        setattr(args, theirs, getattr(cfg.trainer, ours))
-    for ours, theirs in _MISSING_KEYS.get(name, {}).items():
-        if isinstance(theirs, str):
-            setattr(args, theirs, cfg.model[ours])
-        else:
-            setattr(args, ours, theirs)
-    if name in _WIDTH_KEYS:
-        setattr(args, _WIDTH_KEYS[name], cfg.trainer.hidden)
-    n = x_dense.shape[0]
-    v2e = torch.stack([hyperedge_index[0], hyperedge_index[1] + n])
-    pyg = Data(x=x_dense, edge_index=torch.cat([v2e, v2e.flip(0)], 1), y=y, n_x=torch.tensor([n]),
-               num_hyperedges=torch.tensor([num_hyperedges]))
-    db = HyperDataset.__new__(HyperDataset)  # its __init__ reads its own raw files; the same fields, set here
-    db.device, db.args, db.name, db.method, db.sens, db.norm = "cpu", args, "cora", method, None, None
-    db.data, db.x, db.hyperedge_index, db.y = pyg, pyg.x, pyg.edge_index, y
-    # EHNN's preprocessing caches its masks under ./lib_ehnn_cache/ and reloads them on a later run: a
-    # temporary working directory keeps that out of the checkout and never reuses another hypergraph's cache
-    with contextlib.redirect_stdout(io.StringIO()), tempfile.TemporaryDirectory() as scratch, \
-            contextlib.chdir(scratch):
-        db = data_processing(args, db)
-        db._initialization_()
-        db = algo_preprocessing(db, args)
-        torch.manual_seed(seed)
-        model = parse_model(args, db)
-        model.reset_parameters()  # as its trainer does first (HJRL's weights are uninitialised until then)
-    return model, db, args
-
-
-def dhgbench_logits(model, data, args, train=None):
-    """The reference's forward as its trainer calls it (``train_agent.semi_node_cls_training``): T-HyperGNN
-    (TMPHN) embeds only ``data.target_idx`` (the training nodes while training), HJRL returns node and hyperedge
-    embeddings."""
-    import numpy as np
-
-    if args.method == "TMPHN":
-        data.target_idx = train.numpy() if train is not None else np.arange(data.x.shape[0])
-    out = model(data)
-    return out if args.method == "HJRL" else out[0]
-
-
-def dhgbench_epoch(model, optimizer, data, args, train, pos_weight) -> float:
-    """One epoch of ``train_agent.semi_node_cls_training``: zero_grad, forward, NLL of log-softmax (HJRL: plus
-    gamma times its reconstruction loss), backward, step."""
-    import torch
-    import torch.nn.functional as F
-
-    start = CLOCK[0]()
-    model.train()
-    optimizer.zero_grad()
-    out = dhgbench_logits(model, data, args, train)
-    if args.method == "HJRL":
-        node, edge = out
-        node = F.log_softmax(node, dim=1)
-        loss = F.nll_loss(node[train], data.y[train])
-        if args.gamma:
-            recovered = torch.sigmoid(node @ edge.t())
-            loss = loss + args.gamma * F.binary_cross_entropy_with_logits(recovered, data.H_ini, pos_weight=pos_weight)
-    elif args.method == "TMPHN":
-        loss = F.nll_loss(F.log_softmax(out, dim=1), data.y[train])
-    else:
-        loss = F.nll_loss(F.log_softmax(out, dim=1)[train], data.y[train])
-    loss.backward()
-    optimizer.step()
-    return CLOCK[0]() - start
-
-
-def _role(key: str) -> tuple[bool, bool, bool]:
-    """What a state entry is, from its name: in a normalisation layer, a bias, inside a linear map."""
-    parts = key.lower().split(".")
-    return (any("norm" in p or p.startswith("bn") or p.startswith("ln") for p in parts[:-1]),
-            parts[-1].startswith("bias"), any("lin" in p or p == "w" for p in parts[:-1]))
-
-
-MAPPINGS = ("order", "name", "position")
-#: Models whose tensors are copied by name instead (the reference's key -> ours by these regex substitutions, in
-#: order; a key matching a ``drop`` pattern is a tensor the reference builds but never uses in its forward). EHNN:
-#: its many 64 x 64 maps are indistinguishable by shape, and the role heuristic pairs them wrongly ("lin" is in
-#: the reference's ``lin_proj`` and in both decoders' ``lins``, not in its hypernetworks' ``layers``); ``norms`` of
-#: its MLP_inner are created and never called, ``pe`` are its sinusoidal tables (buffers; ours computes them).
-KEY_MAPS = {"EHNN": {"rules": [(r"\.lin_proj\.", ".lin."), (r"\.v2e_layer\.", ".v2e."), (r"\.e2v_layer\.", ".e2v."),
-                               (r"\.norm([123])\.", lambda m: f".norms.{int(m.group(1)) - 1}."),
-                               (r"\.b\.b\.(input|mlp)\.", r".bias.\1."), (r"\.e2v\.b\.b$", ".e2v.bias"),
-                               (r"\.layers\.", ".lins."), (r"^decoder\.normalizations\.", "decoder.norms.")],
-                     "drop": [r"\.pe$", r"mlp\d\.norms\.\d+\.", r"\.b\.b\.mlp\.norms\."]},
-            # DPHGNN: its three TAA projections of each attention and its GCNs are alike by shape; the TAA calls
-            # name their inputs (hyp, star, clique) in another order than they pass them: Q is the HyperGCN view
-            # through hyp_proj, K the clique view through star_proj, V the star view through clique_proj
-            "DPHGNN": {"rules": [(r"^taa_layer\.(cg|hg|sg)_layer\.convs\.(\d+)\.(weight|bias)$",
-                                  lambda m: f"gcn_{_DPHGNN_VIEWS[m.group(1)]}.{_PLURAL[m.group(3)]}.{m.group(2)}"),
-                                 (r"^taa_layer\.spectral_net\.W_(hyp|cg|sg)\.",
-                                  lambda m: f"smooth.{('hyp', 'cg', 'sg').index(m.group(1))}."),
-                                 (r"^taa_layer\.taa_(spatial|spectral)_layer\.", r"taa_\1."), (r"\.hyp_proj\.", ".q."),
-                                 (r"\.star_proj\.", ".k."), (r"\.clique_proj\.", ".v."), (r"\.MHA\.", "."),
-                                 (r"^spectral_layer\.W\.", "spectral."), (r"^dff_layer\.convs\.\d+\.W\.", "out."),
-                                 (r"^dff_layer\.convs\.", "dff."), (r"\.W_x\.", ".w_x."), (r"\.W_vertex\.", ".w_v."),
-                                 (r"\.atten_vertex\.", ".att."), (r"\.theta_e2v\.", ".theta.")],
-                       "drop": []}}
-_PLURAL = {"weight": "weights", "bias": "biases"}
-_DPHGNN_VIEWS = {"hg": "hypergcn", "cg": "clique", "sg": "star"}  # the reference's GCN of each view -> ours
-
-
-def copy_by_name(source, target, rules: list, drop: list[str]) -> tuple[int, int]:
-    """Copy ``source``'s state into ``target`` under the key renaming ``rules`` (regex, replacement), skipping
-    the source keys that match a ``drop`` pattern; every target tensor must receive one (strict load)."""
-    import re
-
-    state = {}
-    for key, value in source.state_dict().items():
-        if any(re.search(pattern, key) for pattern in drop):
-            continue
-        for pattern, replacement in rules:
-            key = re.sub(pattern, replacement, key)
-        state[key] = value
-    target.load_state_dict(state, strict=True)
-    return len(state), 0
-
-
-def copy_weights(source, target, mapping: str = "order") -> tuple[int, int]:
-    """Copy ``source``'s state into ``target`` by shape: each target tensor, in registration order, takes an unused
-    source tensor of the same shape (or of the transposed shape, transposed), preferring one of the same role (a
-    normalisation's, a bias, a linear map's), then by ``mapping``: the first in order (``order``), the most similar
-    name (``name``, difflib) or the closest relative position in the state (``position``). Source tensors left
-    over (layers the reference builds but does not use, e.g. AllSet's batch norms with one layer) stay unused; a
-    target tensor with no counterpart keeps its initial value (e.g. a bias the reference does not have: ours
-    start at zero).
-    Returns (copied, kept at init). Only the output check that follows validates the mapping."""
-    import difflib
-
-    import torch
-
-    src = [(k, v) for k, v in source.state_dict().items() if v.is_floating_point()]
-    used, kept = set(), 0
-    tgt = [(k, v) for k, v in target.state_dict().items() if v.is_floating_point()]
-    for j, (key, value) in enumerate(tgt):
-        role = _role(key)
-
-        def tie(i: int) -> float:
-            if mapping == "name":
-                return difflib.SequenceMatcher(None, src[i][0], key).ratio()
-            if mapping == "position":
-                return -abs(i / len(src) - j / len(tgt))
-            return 0.0
-
-        def best(shape):
-            hits = [i for i, (_, v) in enumerate(src) if i not in used and v.shape == shape]
-            return max(hits, key=lambda i: (sum(a == b for a, b in zip(_role(src[i][0]), role)), tie(i), -i),
-                       default=None)
-
-        hit, flip = best(value.shape), False
-        if hit is None and value.dim() == 2:
-            hit, flip = best(value.t().shape), True
-        if hit is None:
-            kept += 1
-            continue
-        used.add(hit)
-        with torch.no_grad():
-            value.copy_(src[hit][1].t() if flip else src[hit][1])
-    return len(used), kept
-
-
-def copied_model(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes, seed: int = 0):
-    """Our model (built with :data:`SAME_FUNCTION_OPTIONS`) holding ``reference``'s weights, copied under the
-    mapping whose eval-mode outputs agree best with the reference's (a wrong mapping cannot make them agree), and
-    the structure the reference drew at random where :data:`REFERENCE_STRUCTURES` names how to hand it over.
-    Returns ``(model, max abs output difference, our tensors kept at init, the reference's outputs)``; raises
-    ``ValueError`` when the output shapes differ."""
-    import torch
-
-    reference.eval()
-    with torch.no_grad():
-        theirs = dhgbench_logits(reference, data, args)
-        theirs = theirs[0] if isinstance(theirs, tuple) else theirs
-    best = None
-    for mapping in ("by name",) if name in KEY_MAPS else MAPPINGS:
-        ours = build_ours(name, x.shape[1], num_classes, seed, (x, hyperedge_index, num_hyperedges),
-                          **SAME_FUNCTION_OPTIONS.get(name, {}))
-        ours.eval()
-        _, kept = (copy_by_name(reference, ours, **KEY_MAPS[name]) if name in KEY_MAPS
-                   else copy_weights(reference, ours, mapping))
-        if name in REFERENCE_STRUCTURES:
-            REFERENCE_STRUCTURES[name](ours, data, x, hyperedge_index, num_hyperedges)
-        with torch.no_grad():
-            mine = ours(x, hyperedge_index, num_hyperedges)
-        if theirs.shape != mine.shape:
-            raise ValueError(f"output shapes differ: {tuple(theirs.shape)} vs {tuple(mine.shape)}")
-        diff = (theirs - mine).abs().max().item()
-        if best is None or diff < best[1]:
-            best = (ours, diff, kept, theirs)
-    return best
-
-
-def use_reference_graph(model, data, x, hyperedge_index, num_hyperedges) -> None:
-    """Make our DPHGNN use the reference's HyperGCN graph (``data.A_hyp``, ``data.L_hyp``: the pair of each hyperedge
-    its own unseeded projection picked) for ``(x, hyperedge_index)`` instead of the graph of our seeded projection
-    (:func:`hypergvl.models.nn.dphgnn.hypergcn_graph`), the one part of the function the two draw separately."""
-    from hypergvl.models.nn.sparse import SparseOperator
-
-    inc = model.incidence(x, hyperedge_index, num_hyperedges)
-    graph = (SparseOperator.from_sparse(data.A_hyp.float()), SparseOperator.from_sparse(data.L_hyp.float()))
-    model._cache.get((x, hyperedge_index), model.hypergcn_key(inc), lambda: graph)
-
-
-#: How our model takes over a structure the reference draws at random (so the copied-weights check compares one
-#: function): model name -> ``f(model, reference data, x, hyperedge_index, num_hyperedges)``.
-REFERENCE_STRUCTURES = {"DPHGNN": use_reference_graph}
-
-
-def output_difference(name: str, reference, data, args, x, hyperedge_index, num_hyperedges, num_classes) -> str:
-    """Max abs difference of eval-mode outputs after copying the reference's weights into our model (built with
-    :data:`SAME_FUNCTION_OPTIONS`), or why there is none."""
-    if name in NOT_SAME_FUNCTION:
-        return f"not compared: {NOT_SAME_FUNCTION[name]}"
-    try:
-        _, diff, kept, theirs = copied_model(name, reference, data, args, x, hyperedge_index, num_hyperedges,
-                                             num_classes)
-    except ValueError as e:
-        return str(e)
-    options = SAME_FUNCTION_OPTIONS.get(name)
-    tag = f" (ours with {', '.join(f'{k}={v}' for k, v in options.items())})" if options else ""
-    why = f"; {KNOWN_DIFFERENCES[name]}" if diff > 1e-4 and name in KNOWN_DIFFERENCES else ""
-    init = f" ({kept} of our tensors without a counterpart kept at init)" if kept else ""
-    return f"{diff:.2e} (outputs up to {theirs.abs().max().item():.2g}){tag}{init}{why}"
 
 
 def _build(name: str, in_channels: int, hidden: int, out_channels: int, seed: int, structure: tuple):
@@ -560,7 +221,7 @@ def worker(args: argparse.Namespace) -> dict:
         for name in (order if epoch % 2 == 0 else order[::-1]):
             if name == DHGBENCH:
                 model, optimizer, data, ref_args, pos_weight, times = ref
-                elapsed = dhgbench_epoch(model, optimizer, data, ref_args, train, pos_weight)
+                elapsed = dhgbench_epoch(model, optimizer, data, ref_args, train, pos_weight, CLOCK[0])
             else:
                 model, optimizer, xin, times = runs[name]
                 elapsed = _epoch(model, optimizer, xin, y, hyperedge_index, num_hyperedges, train)

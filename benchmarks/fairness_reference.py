@@ -15,8 +15,9 @@ What is the same on both sides, per model and seed:
   either side; Bail's 18 columns lie in [-1, 1], the sensitive attribute is column 0 and stays in the features),
   ``labels.pickle``, ``hypergraph.pickle`` plus a singleton hyperedge for every node lacking one (DHG-Bench's
   ``Add_Self_Loops``, which ``set_task_args`` turns on for node classification). The reference receives that
-  hypergraph through ``benchmarks/epoch_time.py``'s ``build_dhgbench``, whose ``data_processing`` then finds every
-  node already in a singleton and adds none (printed: its hyperedge count and whether its features equal ours);
+  hypergraph through ``benchmarks/dhgbench_reference.py``'s ``build_dhgbench``, whose ``data_processing`` then finds
+  every node already in a singleton and adds none (printed: its hyperedge count and whether its features equal
+  ours);
 * split: our task's split of the seed (``NodeClassification.make_split``: random 50/25/25), used for both;
 * hyperparameters: our resolved config for (model, node, dataset) (``models/configs/<Model>.yaml``, which
   transcribes DHG-Bench's ``<dataset>`` entries): hidden, layers, dropout, lr, weight decay overlaid on the
@@ -41,16 +42,16 @@ call the fairness study makes (into a temporary folder), so its numbers are the 
 
 What stands in: DHG-Bench's wheel imports ``torch_scatter``, ``torch_sparse`` and ``dask``, which have no build for
 this torch; ``benchmarks/_dhgbench_shim.py`` puts torch's own scatter/sparse ops in their place (same values, see
-its docstring). Known differences of function between a reference class and ours are those of
-``benchmarks/epoch_time.py`` (e.g. HyperND: ours diffuses the training labels with the features, as the HyperND
-paper does; the reference diffuses the features only). Randomness (initial weights, dropout draws, HyperGCN's
-projection) is drawn by each side from the seed, not shared.
+its docstring). Known differences of function between a reference class and ours are those the copied-weights
+check of ``benchmarks/epoch_time.py`` (``benchmarks/weight_copy.py``) reports (e.g. HyperND: ours diffuses the
+training labels with the features, as the HyperND paper does; the reference diffuses the features only).
+Randomness (initial weights, dropout draws, HyperGCN's projection) is drawn by each side from the seed, not shared.
 
     HYPERGVL_RAW_ROOT=$(realpath ../shared/data) HYPERGVL_DHGBENCH=/tmp/dhgbench_wheel \\
       .venv/bin/python benchmarks/fairness_reference.py --models HGNN HyperGCN --seeds 0 1 2 \\
       --yamls /tmp/dhgbench_yamls/dhgbench/lib_yamls/node_yamls --json /tmp/fairness_reference.json
 
-Needs DHG-Bench's wheel (see ``benchmarks/epoch_time.py``: ``--dhgbench`` or ``$HYPERGVL_DHGBENCH``).
+Needs DHG-Bench's wheel (see ``benchmarks/dhgbench_reference.py``: ``--dhgbench`` or ``$HYPERGVL_DHGBENCH``).
 """
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import epoch_time as ET
+import dhgbench_reference as DR  # noqa: E402
+import epoch_time as ET  # noqa: E402
 
 DEFAULT_MODELS = ("HGNN", "HyperGCN", "HyperND", "HCHA", "UniGCNII")
 
@@ -76,7 +78,7 @@ def reference_entry(yamls: Path | None, name: str, dataset: str) -> dict | None:
         return None
     import yaml
 
-    path = Path(yamls) / f"config_{ET.DHGBENCH_METHOD[name].lower()}.yaml"
+    path = Path(yamls) / f"config_{DR.DHGBENCH_METHOD[name].lower()}.yaml"
     if not path.is_file():
         return None
     return (yaml.safe_load(path.read_text()) or {}).get(dataset)
@@ -84,13 +86,13 @@ def reference_entry(yamls: Path | None, name: str, dataset: str) -> dict | None:
 
 @contextlib.contextmanager
 def dataset_config(name: str, dataset: str, entry: dict | None):
-    """While open, ``ET.build_dhgbench`` overlays our ``dataset`` config (not Cora's) and, where ``entry`` is given,
+    """While open, ``DR.build_dhgbench`` overlays our ``dataset`` config (not Cora's) and, where ``entry`` is given,
     reads DHG-Bench's ``dataset`` yaml entry over the wheel's cora entry (``method_config`` is looked up in its
-    module at every call of ``build_dhgbench``, ``our_config`` in ``epoch_time``'s globals)."""
+    module at every call of ``build_dhgbench``, ``our_config`` in ``dhgbench_reference``'s globals)."""
     import dhgbench.parameter_parser as pp
     from hypergvl.models.config import resolve_config
 
-    saved = ET.our_config, pp.method_config
+    saved = DR.our_config, pp.method_config
     wheel_method_config = pp.method_config
 
     def method_config(args):
@@ -99,12 +101,12 @@ def dataset_config(name: str, dataset: str, entry: dict | None):
             pp.update_from_dict(args, entry)
         return args
 
-    ET.our_config = lambda model: resolve_config(model, "node", dataset)
+    DR.our_config = lambda model: resolve_config(model, "node", dataset)
     pp.method_config = method_config
     try:
         yield
     finally:
-        ET.our_config, pp.method_config = saved
+        DR.our_config, pp.method_config = saved
 
 
 def accuracy_and_gaps(logits, y, sensitive, idx) -> dict:
@@ -123,7 +125,7 @@ def train_reference(name: str, dataset: str, data, split: dict, seed: int, entry
     y = torch.as_tensor(data.y).long().view(-1)
     t0 = time.perf_counter()
     with dataset_config(name, dataset, entry):
-        model, db, ref_args = ET.build_dhgbench(name, x, y, data.hyperedge_index, int(data.num_hyperedges), seed)
+        model, db, ref_args = DR.build_dhgbench(name, x, y, data.hyperedge_index, int(data.num_hyperedges), seed)
     prep_s = time.perf_counter() - t0
     pos_weight = None
     if ref_args.method == "HJRL":  # train_agent: (N^2 - nnz) / nnz
@@ -134,11 +136,11 @@ def train_reference(name: str, dataset: str, data, split: dict, seed: int, entry
     torch.manual_seed(seed)
     t0 = time.perf_counter()
     for _ in range(cfg.trainer.epochs):
-        ET.dhgbench_epoch(model, optimizer, db, ref_args, train, pos_weight)
+        DR.dhgbench_epoch(model, optimizer, db, ref_args, train, pos_weight)
     train_s = time.perf_counter() - t0
     model.eval()
     with torch.no_grad():
-        out = ET.dhgbench_logits(model, db, ref_args)
+        out = DR.dhgbench_logits(model, db, ref_args)
         out = out[0] if isinstance(out, tuple) else out
     sens = data.sensitive.view(-1).numpy()
     hyperedges = int(db.hyperedge_index[1].unique().numel())
@@ -220,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--raw-root", type=Path, default=ET.default_raw_root())
-    p.add_argument("--dhgbench", type=Path, default=ET.default_dhgbench())
+    p.add_argument("--dhgbench", type=Path, default=DR.default_dhgbench())
     p.add_argument("--yamls", type=Path, default=None,
                    help="folder of DHG-Bench's node config_<method>.yaml files holding a <dataset> entry "
                         "(the repository's dhgbench/lib_yamls/node_yamls; the wheel has none)")
@@ -233,10 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         docs = [json.loads(path.read_text()) for path in args.render]
         print(render(docs[0]["dataset"], [r for d in docs for r in d["results"]]))
         return 0
-    bad = [m for m in args.models if m not in ET.DHGBENCH_METHOD]
+    bad = [m for m in args.models if m not in DR.DHGBENCH_METHOD]
     if bad:
-        p.error(f"--models: no DHG-Bench class for {', '.join(bad)}; one of: {', '.join(sorted(ET.DHGBENCH_METHOD))}")
-    shimmed = ET.import_dhgbench(args.dhgbench)  # exits with the install command when absent
+        p.error(f"--models: no DHG-Bench class for {', '.join(bad)}; one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
+    shimmed = DR.import_dhgbench(args.dhgbench)  # exits with the install command when absent
     import torch
     from hypergvl.models.study.common import load_node_dataset
     from hypergvl.models.study.paper import paper_value
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.models:
             cfg = resolve_config(name, "node", args.dataset)
             entry = reference_entry(args.yamls, name, args.dataset)
-            result = {"model": name, "method": ET.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
+            result = {"model": name, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
                                                                                                 "accuracy"),
                       "config": {"hidden": cfg.trainer.hidden, "num_layers": cfg.trainer.num_layers,
                                  "dropout": cfg.trainer.dropout, "lr": cfg.trainer.lr,
@@ -286,8 +288,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["seeds"].append(row)
             results.append(result)
     print(f"{args.dataset}, seeds {' '.join(map(str, args.seeds))}: DHG-Bench's class (wheel, through "
-          "epoch_time.build_dhgbench) and ours (run_experiment), same data, split, config, Adam, epochs; last "
-          "epoch scored; accuracy, ΔDP, ΔEO in % on the test split\n")
+          "dhgbench_reference.build_dhgbench) and ours (run_experiment), same data, split, config, Adam, epochs; "
+          "last epoch scored; accuracy, ΔDP, ΔEO in % on the test split\n")
     print(render(args.dataset, results))
     if args.json:
         args.json.write_text(json.dumps({"dataset": args.dataset, "seeds": args.seeds, "results": results},

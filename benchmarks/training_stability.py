@@ -17,14 +17,14 @@ the training nodes (HJRL's reconstruction term left out of all three), ``--epoch
 trajectory in turn every epoch. Reported per seed and trajectory: test accuracy at the last epoch, the largest
 training loss and its epoch, and the number of epochs whose loss exceeds the first epoch's (the loss of the
 untrained model: above it, training has diverged). Ours also takes over the structure the reference drew at random
-(``epoch_time.REFERENCE_STRUCTURES``: DPHGNN's HyperGCN graph), so from the copied weights the two compute one
+(``weight_copy.REFERENCE_STRUCTURES``: DPHGNN's HyperGCN graph), so from the copied weights the two compute one
 function (DPHGNN: outputs within 1.2e-07) and differ only in their dropout draws. DPHGNN, 3 seeds
 (``benchmarks/results/training_stability.md``): the reference's class peaks at 21-398 and ends at 73.71-76.51;
 ours from its initial weights peaks at 18-351 and ends at 64.25-76.96: the same lottery.
 
     .venv/bin/python benchmarks/training_stability.py --model DPHGNN --seeds 0 1 2 --epochs 100
 
-Needs DHG-Bench's wheel (see ``benchmarks/epoch_time.py``: ``--dhgbench`` or ``$HYPERGVL_DHGBENCH``).
+Needs DHG-Bench's wheel (see ``benchmarks/dhgbench_reference.py``: ``--dhgbench`` or ``$HYPERGVL_DHGBENCH``).
 """
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dhgbench_reference as DR  # noqa: E402
 import epoch_time as ET  # noqa: E402
+import weight_copy as WC  # noqa: E402
 
 TRAJECTORIES = ("reference", "ours, reference init", "ours, own init")
 
@@ -54,15 +56,15 @@ def run_seed(name: str, seed: int, epochs: int, cora: tuple) -> dict:
     x, y, hyperedge_index, num_hyperedges = cora
     num_classes = int(y.max()) + 1
     train, test = ET.split(x.shape[0], seed)
-    reference, data, ref_args = ET.build_dhgbench(name, x.to_dense(), y, hyperedge_index, num_hyperedges, seed)
-    copied, diff, _, _ = ET.copied_model(name, reference, data, ref_args, x, hyperedge_index, num_hyperedges,
+    reference, data, ref_args = DR.build_dhgbench(name, x.to_dense(), y, hyperedge_index, num_hyperedges, seed)
+    copied, diff, _, _ = WC.copied_model(name, reference, data, ref_args, x, hyperedge_index, num_hyperedges,
                                          num_classes, seed)
-    own = ET.build_ours(name, x.shape[1], num_classes, seed, (x, hyperedge_index, num_hyperedges),
-                        **ET.SAME_FUNCTION_OPTIONS.get(name, {}))
+    own = DR.build_ours(name, x.shape[1], num_classes, seed, (x, hyperedge_index, num_hyperedges),
+                        **WC.SAME_FUNCTION_OPTIONS.get(name, {}))
 
     def forward(label, model, train_rows=None):
         if label == "reference":
-            out = ET.dhgbench_logits(model, data, ref_args, train_rows)
+            out = DR.dhgbench_logits(model, data, ref_args, train_rows)
             return out[0] if isinstance(out, tuple) else out
         return model(x, hyperedge_index, num_hyperedges)
 
@@ -104,21 +106,21 @@ def render(name: str, results: list[dict], epochs: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", required=True, help=f"one of: {', '.join(sorted(ET.DHGBENCH_METHOD))}")
+    p.add_argument("--model", required=True, help=f"one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--raw-root", type=Path, default=ET.default_raw_root())
-    p.add_argument("--dhgbench", type=Path, default=ET.default_dhgbench())
+    p.add_argument("--dhgbench", type=Path, default=DR.default_dhgbench())
     p.add_argument("--json", type=Path, default=None, help="write the results (with every epoch's loss) here")
     args = p.parse_args(argv)
-    if args.model not in ET.DHGBENCH_METHOD:
-        p.error(f"--model: no DHG-Bench class for {args.model!r}; one of: {', '.join(sorted(ET.DHGBENCH_METHOD))}")
-    if args.model in ET.NOT_SAME_FUNCTION:
-        p.error(f"--model {args.model}: {ET.NOT_SAME_FUNCTION[args.model]}, so no reference initialisation to copy")
+    if args.model not in DR.DHGBENCH_METHOD:
+        p.error(f"--model: no DHG-Bench class for {args.model!r}; one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
+    if args.model in WC.NOT_SAME_FUNCTION:
+        p.error(f"--model {args.model}: {WC.NOT_SAME_FUNCTION[args.model]}, so no reference initialisation to copy")
     if args.epochs < 1:
         p.error("--epochs must be >= 1")
-    ET.import_dhgbench(args.dhgbench)  # exits with the install command when absent
+    DR.import_dhgbench(args.dhgbench)  # exits with the install command when absent
     import torch
 
     torch.set_num_threads(args.threads)

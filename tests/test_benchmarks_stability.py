@@ -65,15 +65,15 @@ def test_dphgnn_weights_copy_by_name_onto_the_tensors_that_play_their_part():
     alike projections wrongly (an output difference of 0.28 on copied weights, taken for the HyperGCN projection)."""
     import torch
 
-    et = load_script("epoch_time")
+    dr, wc = load_script("dhgbench_reference"), load_script("weight_copy")
     source = {k: torch.randn(s) for k, s in _DPHGNN_REFERENCE_STATE.items()}
 
     class Reference(torch.nn.Module):
         def state_dict(self, *args, **kwargs):
             return dict(source)
 
-    ours = et.build_ours("DPHGNN", 1433, 7, 0)
-    assert et.copy_by_name(Reference(), ours, **et.KEY_MAPS["DPHGNN"]) == (len(source), 0)
+    ours = dr.build_ours("DPHGNN", 1433, 7, 0)
+    assert wc.copy_by_name(Reference(), ours, **wc.KEY_MAPS["DPHGNN"]) == (len(source), 0)
     state = ours.state_dict()
     for theirs, mine in (("taa_layer.taa_spatial_layer.star_proj.weight", "taa_spatial.k.weight"),
                          ("taa_layer.taa_spectral_layer.clique_proj.bias", "taa_spectral.v.bias"),

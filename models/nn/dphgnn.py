@@ -508,7 +508,7 @@ class DPHGNN(HypergraphModel):
 
     def hypergcn_key(self, inc: Incidence) -> tuple:
         """The structure-cache key of the HyperGCN graph for ``(x, hyperedge_index)`` (so a caller can hand over
-        another graph, e.g. the one a reference implementation drew: ``benchmarks/epoch_time.py``)."""
+        another graph, e.g. the one a reference implementation drew: ``benchmarks/weight_copy.py``)."""
         return ("hypergcn", self.mediators, self.seed, inc.num_edges)
 
     def forward(self, x: Tensor, hyperedge_index: Tensor, num_hyperedges: int | None = None,

@@ -8,7 +8,7 @@ message tensor per layer (a batch of 256 RHG-3 graphs has about 160,000 clique p
 64 channels = 41 million floats), and above 2^25 of them cut the edges into blocks under activation
 checkpointing, recomputing each block in the backward. The CSR form never forms it (forward: one sparse product
 per head; backward: the transposed product and one ``sampled_addmm`` per head). Both compute PyG's ``GATConv``
-(``tests/models/test_cegat_attention.py``). Printed: median seconds of a training step (zero_grad, forward, loss,
+(``tests/models/nn/test_cegat.py``). Printed: median seconds of a training step (zero_grad, forward, loss,
 backward, Adam step) over ``--batches`` batches after one warm-up step, the seconds of an epoch (the median times
 the training batches per epoch), and the ratio.
 

@@ -1,7 +1,7 @@
-"""Issue 12: HyperGT, HyperND's label diffusion, HJRL's sampled reconstruction and the two generic trainer
-hooks (``encoder.prepare`` before the optimiser, ``encoder.extra_loss`` in every task's loss). Exact computations
-against naive dense formulas on random small hypergraphs with isolated nodes and order-1 hyperedges; each
-compatibility option changes exactly what it names."""
+"""HyperGT (issue 12): the linear-time kernel attention over node and hyperedge tokens against dense T x T attention
+on a dense incidence matrix (evaluation, and training with Gumbel noise, dropout and the link loss), the kernels
+and link likelihood against their formulas, the checkpointed and chunked forms, each compatibility option changing
+only what it names, and training through the trainer on every task, values and gradients."""
 from __future__ import annotations
 
 import math
@@ -10,122 +10,21 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
+import hypergvl.models.nn.hypergt as hg
+from hnn_toys import dense_incidence, grads, make_task, random_hypergraph
 from hypergvl.models import tasks as T
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn.sparse import Incidence
-import hnn_toys as toys  # noqa: E402
-from hnn_toys import random_hypergraph  # noqa: E402
+from hypergvl.models.nn.dropout import dropout
 from hypergvl.models.nn.hypergt import (gumbel_kernel_attention, kernel_attention, link_log_likelihood, orthogonal_features,
-                               softmax_kernel)
+                                        softmax_kernel, weighted_kernel_attention)
+from hypergvl.models.nn.sparse import Incidence
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/models/conftest.py
 
 
-def dense_incidence(edges, num_nodes, dtype=torch.float64):
-    h = torch.zeros(num_nodes, len(edges), dtype=dtype)
-    for j, e in enumerate(edges):
-        h[e, j] = 1.0
-    return h
-
-
-def planted(m=40, seed=0):
-    return toys.planted(n=48, k=3, m=m, seed=seed, order_stop=5)
-
-
-def graph_set(num=16, seed=0):
-    return toys.graph_set(num=num, seed=seed, nodes_stop=7, extra_edges=2)
-
-
-def make_task(kind: str):
-    if kind == "node":
-        return T.NodeClassification(planted(), T.NodeTaskConfig(), 0, hidden=6)
-    if kind == "hyperedge":
-        return T.HyperedgePrediction(planted(m=60), T.HyperedgeTaskConfig(batch_size=8), 0, hidden=6)
-    return T.HypergraphClassification(graph_set(), T.GraphTaskConfig(batch_size=4), 0, hidden=6)
-
-
-# ------------------------------------------------------------------------------------------ the two trainer hooks
-
-class HookedEncoder(nn.Module):
-    """A test encoder using both hooks: ``prepare`` creates a per-node table (a parameter whose shape depends on
-    the structure), ``extra_loss`` returns a fixed auxiliary loss after each training forward."""
-
-    def __init__(self, in_channels: int, out_channels: int, extra: float | None = 2.5) -> None:
-        super().__init__()
-        self.lin = nn.Linear(in_channels, out_channels)
-        self.table: nn.Parameter | None = None
-        self.prepared: list[dict] = []
-        self.extra, self._pending = extra, None
-
-    def prepare(self, x, hyperedge_index, num_hyperedges=None, **info):
-        self.prepared.append({"num_nodes": x.size(0), "hyperedge_index": hyperedge_index,
-                              "num_hyperedges": num_hyperedges, **info})
-        self.table = nn.Parameter(torch.zeros(x.size(0), self.lin.out_features))
-
-    def forward(self, x, hyperedge_index, num_hyperedges=None):
-        out = self.lin(x)
-        if self.table is not None and self.table.size(0) == x.size(0):
-            out = out + self.table
-        if self.training and self.extra is not None:
-            self._pending = torch.tensor(self.extra) + 0.0 * self.lin.weight.sum()
-        return out
-
-    def extra_loss(self):
-        pending, self._pending = self._pending, None
-        return pending
-
-
-def test_prepare_hook_runs_before_the_optimiser_and_gives_the_training_labels():
-    from accelerate import Accelerator
-
-    from hypergvl.models.config import TrainerConfig
-
-    from hypergvl.models.trainer import train_one_run
-
-    task = make_task("node")
-    encoder = HookedEncoder(task.in_channels, task.out_channels, extra=None)
-    module = T.TaskModule(encoder, task.build_head())
-    train_one_run(task, module, Accelerator(cpu=True), TrainerConfig(epochs=3, lr=0.1), 0, None, progress=False)
-    assert len(encoder.prepared) == 1 and encoder.prepared[0]["num_nodes"] == task.x.size(0)
-    assert encoder.table.abs().sum() > 0  # created at zero by prepare, then moved by the optimiser
-    info = encoder.prepared[0]
-    train = task.split["train"]
-    assert info["num_classes"] == task.out_channels
-    assert torch.equal(info["labels"][train], task.y[train])
-    rest = torch.ones(task.x.size(0), dtype=torch.bool)
-    rest[train] = False
-    assert (info["labels"][rest] == -1).all()
-
-
-def test_prepare_hook_sees_the_encoders_structure_and_none_for_varying_batches():
-    for kind in ("hyperedge", "graph"):
-        task = make_task(kind)
-        encoder = HookedEncoder(task.in_channels, task.out_channels)
-        task.prepare(T.TaskModule(encoder, task.build_head()))
-        if kind == "hyperedge":  # the encoder's (training) hypergraph, no labels
-            (info,) = encoder.prepared
-            assert info["hyperedge_index"] is task.hyperedge_index and "labels" not in info
-        else:  # a batch is another structure every time: nothing to prepare for
-            assert encoder.prepared == []
-
-
-@pytest.mark.parametrize("kind", ["node", "hyperedge", "graph"])
-def test_every_task_adds_the_encoders_extra_loss(kind):
-    task = make_task(kind)
-    batch = next(iter(task.train_batches(np.random.default_rng(0))))
-    losses = []
-    for extra in (None, 2.5):
-        torch.manual_seed(0)
-        module = T.TaskModule(HookedEncoder(task.in_channels, task.out_channels, extra), task.build_head()).train()
-        torch.manual_seed(1)
-        losses.append(task.loss(module, batch))
-    assert float((losses[1] - losses[0]).detach()) == pytest.approx(2.5, abs=1e-6)
-
-
-# ---------------------------------------------------------------------------------------------------- HyperGT
+# ------------------------------------------------------------------------------------------------- exact computation
 
 def naive_kernel(data, proj, is_query, eps=1e-6):
     """The softmax-kernel random features written per head, straight from the formula (``data``: [H, T, d])."""
@@ -292,6 +191,8 @@ def test_checkpointed_gumbel_samples_and_link_chunks_give_the_same_values_and_gr
         torch.testing.assert_close(a, b)
 
 
+# ----------------------------------------------------------------------------------- options, arguments and training
+
 def test_hypergt_positional_encoding_options_change_only_the_encodings():
     """'random' (DHG-Bench) is the trained model with its tables frozen at a seeded draw: no parameters, fixed by
     (seed, sizes); 'none' drops them. Everything else is the same model."""
@@ -409,129 +310,138 @@ def test_hypergt_trains_on_every_task(kind, tmp_path):
         assert not torch.allclose(initial, encoder.pe_e)  # the optimiser trained the tables prepare created
 
 
-# ---------------------------------------------------------------------------------------------------- HyperND
+# ------------------------------------------------------------------------------------------------- faster evaluation
 
-def test_hypernd_label_diffusion_diffuses_the_one_hot_training_labels_with_the_features():
-    from hypergvl.models.nn.hypernd import hypernd_diffusion
-
-    edges, hei, n = random_hypergraph(2)
-    x = torch.rand(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
-    labels = torch.tensor([0, -1, 2, 1, -1, 0, -1, 2, -1])
-    torch.manual_seed(0)
-    model = build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3).double()
-    model.prepare(x, hei, labels=labels, num_classes=3)
-    assert model.decoder.lins[0].in_features == 4 + 3
-    y = torch.zeros(n, 3, dtype=torch.float64)
-    for v, c in enumerate(labels.tolist()):
-        if c >= 0:
-            y[v, c] = 1.0
-    inc = Incidence(hei, n, len(edges), torch.float64)
-    want, _ = hypernd_diffusion(inc, torch.cat([x, y], 1), model.p, model.alpha, model.steps, model.tol,
-                                model.aggregate)
-    torch.testing.assert_close(model.diffuse(x, hei), want)
-    assert model.eval()(x, hei).shape == (n, 3)
-    # with no training label the label columns are zero and the feature columns are the feature-only limit
-    model.prepare(x, hei, labels=torch.full((n,), -1), num_classes=3)
-    alone, _ = hypernd_diffusion(inc, x, model.p, model.alpha, model.steps, model.tol, model.aggregate)
-    got = model.diffuse(x, hei)
-    torch.testing.assert_close(got[:, :4], alone)
-    assert (got[:, 4:] == 0).all()
+def dense_weighted_attention(qf, kf, v, w):
+    """mean_k of the T x T attention a_k[h, i, j] = w_jk phi(q_i).phi(k_j) / sum_j (...), times v."""
+    scores = torch.einsum("him,hjm->hij", qf, kf)
+    out = 0.0
+    for k in range(w.size(-1)):
+        a = scores * w[:, None, :, k]
+        out = out + torch.einsum("hij,hjd->hid", a / a.sum(-1, keepdim=True), v)
+    return out / w.size(-1)
 
 
-def test_hypernd_label_diffusion_false_is_dhgbench_feature_only():
-    edges, hei, n = random_hypergraph(3)
-    x = torch.rand(n, 4)
-    labels = torch.arange(n) % 3
-    models = []
-    for prepare in (False, True):
-        torch.manual_seed(0)
-        model = build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3, label_diffusion=False)
-        if prepare:
-            model.prepare(x, hei, labels=labels, num_classes=3)
-        models.append(model.eval())
-    assert models[1].known_labels is None and models[1].decoder.lins[0].in_features == 4
-    with torch.no_grad():
-        torch.testing.assert_close(models[0](x, hei), models[1](x, hei))
-    with pytest.raises(ValueError, match="one entry per node"):
-        build_model("HyperND", in_channels=4, hidden_channels=5, out_channels=3).prepare(x, hei, labels=labels[:-1])
-
-
-def test_hypernd_node_task_diffuses_training_labels_only():
-    from accelerate import Accelerator
-
-    from hypergvl.models.config import TrainerConfig
-
-    from hypergvl.models.trainer import train_one_run
-
-    task = make_task("node")
-    encoder = build_model("HyperND", in_channels=task.in_channels, hidden_channels=6, out_channels=task.out_channels)
-    module = T.TaskModule(encoder, task.build_head())
-    record = train_one_run(task, module, Accelerator(cpu=True), TrainerConfig(epochs=2, lr=0.01), 0, None,
-                           progress=False)
-    assert record["epochs_run"] == 2
-    known = encoder.known_labels
-    train = task.split["train"]
-    assert known.shape == (task.x.size(0), task.out_channels) and known.sum() == train.numel()
-    assert torch.equal(known[train].argmax(1), task.y[train])
-    assert encoder.decoder.lins[0].in_features == task.in_channels + task.out_channels
-
-
-# ------------------------------------------------------------------------------------------------------- HJRL
-
-@pytest.mark.parametrize("style", ["paper", "dhgbench"])
-def test_hjrl_sampled_reconstruction_with_every_pair_once_is_the_exact_loss(style):
-    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
-
-    edges, hei, n = random_hypergraph(1)
-    m = len(edges)
-    g = torch.Generator().manual_seed(1)
-    xo = torch.randn(n, 3, generator=g, dtype=torch.float64, requires_grad=True)
-    yo = torch.randn(m, 3, generator=g, dtype=torch.float64, requires_grad=True)
-    inc = Incidence(hei, n, m, torch.float64)
-    exact = hjrl_reconstruction_loss(xo, yo, inc, style)
-    rows, cols = torch.arange(n).repeat_interleave(m), torch.arange(m).repeat(n)
-    order = torch.randperm(n * m, generator=g)
-    sampled = hjrl_reconstruction_loss(xo, yo, inc, style, (rows[order], cols[order]))
-    torch.testing.assert_close(sampled, exact)
-    for a, b in zip(torch.autograd.grad(sampled, (xo, yo)), torch.autograd.grad(exact, (xo, yo))):
-        torch.testing.assert_close(a, b)
-
-
-def test_hjrl_sampled_reconstruction_is_unbiased():
-    """The mean of many K-pair estimates lies within 4 standard errors of the exact loss."""
-    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
-
-    edges, hei, n = random_hypergraph(2)
-    m = len(edges)
+@pytest.mark.parametrize("threshold", [1 << 40, 50, 1])
+def test_weighted_attention_values_and_gradients_equal_dense_attention(monkeypatch, threshold):
+    """One token chunk, a few, and one token per chunk: the same values and gradients (qf, kf, v, w) as the
+    dense T x T formula, for the first ``rows`` queries and with a linear value map."""
+    monkeypatch.setattr(hg, "_CHECKPOINT_ELEMENTS", threshold)
     g = torch.Generator().manual_seed(2)
-    xo, yo = torch.randn(n, 3, generator=g, dtype=torch.float64), torch.randn(m, 3, generator=g, dtype=torch.float64)
-    inc = Incidence(hei, n, m, torch.float64)
-    exact = float(hjrl_reconstruction_loss(xo, yo, inc))
-    draws = torch.tensor([float(hjrl_reconstruction_loss(
-        xo, yo, inc, pairs=(torch.randint(n, (8,), generator=g), torch.randint(m, (8,), generator=g))))
-        for _ in range(3000)])
-    assert abs(float(draws.mean()) - exact) < 4 * float(draws.std()) / math.sqrt(len(draws))
-    assert float(draws.std()) > 0  # a real estimate, not the exact sum
+    heads, t, m, d, k = 2, 13, 4, 3, 5
+    qf, kf = (torch.rand(heads, t, m, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.randn(heads, t, d, generator=g, dtype=torch.float64, requires_grad=True)
+    w = torch.rand(heads, t, k, generator=g, dtype=torch.float64, requires_grad=True)
+    mix = torch.randn(heads, d, 2, generator=g, dtype=torch.float64, requires_grad=True)
+    tensors = [qf, kf, v, w, mix]
+    for rows, value_map, dense_map in [(t, None, lambda a: a),
+                                       (7, lambda u, a: torch.einsum("hkmd,hdo->hkmo", u, mix),
+                                        lambda a: torch.einsum("htd,hdo->hto", a, mix))]:
+        ours = weighted_kernel_attention(qf, kf, v, w, rows, value_map)
+        want = dense_map(dense_weighted_attention(qf, kf, v, w))[:, :rows]
+        torch.testing.assert_close(ours, want)
+        weight = torch.randn(want.shape, generator=g, dtype=torch.float64)
+        for a, b in zip(grads((ours * weight).sum(), tensors), grads((want * weight).sum(), tensors)):
+            torch.testing.assert_close(a, b)
 
 
-def test_hjrl_reconstruction_samples_option_uses_that_many_random_pairs_per_step():
-    from hypergvl.models.nn.hjrl import hjrl_reconstruction_loss
+def naive_hypergt_training(model, x, edges, n):
+    """HyperGT in training mode with dense T x T Gumbel attention, the layer's value and output maps applied
+    to every token, dropout on every token, and the random draws in the model's order (per layer: feature
+    matrix, Gumbel noise, dropout); returns the logits, the link term and the generator's next number."""
+    h_inc = torch.zeros(n, len(edges), dtype=x.dtype)
+    for j, e in enumerate(edges):
+        h_inc[e, j] = 1.0
+    h = x @ model.lin_in.weight.t() + model.lin_in.bias
+    pe_e, pe_v, b_e, b_v = model.pe_e, model.pe_v, model.pe_bias_e, model.pe_bias_v
+    z = torch.cat([h + h_inc @ pe_e + b_e, (h_inc.t() @ h) / h_inc.sum(0)[:, None] + h_inc.t() @ pe_v + b_v])
+    z = dropout(F.elu(model.norms[0](z)), model.dropout, True)
+    t = z.size(0)
+    links = [(v, n + j) for j, e in enumerate(edges) for v in e] + [(i, i) for i in range(t)]
+    indeg = torch.zeros(t, dtype=x.dtype)
+    for _, tgt in links:
+        indeg[tgt] += 1
+    layers, link_terms = [z], []
+    for conv, norm in zip(model.convs, model.norms[1:]):
+        shape = (t, conv.heads, conv.hidden)
+        proj = orthogonal_features(conv.random_features, conv.hidden).to(x)
+        q = (z @ conv.q.weight.t() + conv.q.bias).view(shape).transpose(0, 1) / math.sqrt(model.tau)
+        k = (z @ conv.k.weight.t() + conv.k.bias).view(shape).transpose(0, 1) / math.sqrt(model.tau)
+        v = (z @ conv.v.weight.t() + conv.v.bias).view(shape).transpose(0, 1)
+        qf, kf = hg.softmax_kernel(q, proj, True), hg.softmax_kernel(k, proj, False)
+        noise = -torch.empty(conv.heads, t, model.gumbel_samples, dtype=x.dtype).exponential_().log() / model.tau
+        att = dense_weighted_attention(qf, kf, v, noise.exp())
+        a = torch.einsum("him,hjm->hij", qf, kf)
+        a = a / a.sum(-1, keepdim=True)
+        link_terms.append(torch.stack([torch.log(a[:, tgt, src]) / indeg[tgt] for src, tgt in links]).mean())
+        out = att.transpose(0, 1).reshape(t, -1) @ conv.o.weight.t() + conv.o.bias
+        out = norm(out + z if model.residual else out)
+        z = dropout(F.elu(out) if model.activation else out, model.dropout, True)
+        layers.append(z)
+    z = torch.cat(layers, 1) if model.jumping_knowledge else z
+    logits = z[:n] @ model.lin_out.weight.t() + model.lin_out.bias
+    return logits, -model.link_loss_weight * torch.stack(link_terms).mean(), torch.rand(1)
 
-    edges, hei, n = random_hypergraph(3)
-    x = torch.rand(n, 4, dtype=torch.float64) + 0.1
-    torch.manual_seed(0)
-    model = build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, dropout=0.0,
-                        reconstruction_weight=0.7, reconstruction_samples=32).double().train()
-    torch.manual_seed(5)
-    model(x, hei).square().sum().backward()
-    ours = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
-    h, y = model.embed(x, hei)
-    torch.manual_seed(5)  # with dropout 0 the forward draws the pairs and nothing else
-    pairs = (torch.randint(n, (32,)), torch.randint(len(edges), (32,)))
-    inc = model.incidence(x, hei, None)
-    (h.square().sum() + 0.7 * hjrl_reconstruction_loss(h, y, inc, "paper", pairs)).backward()
-    for a, p in zip(ours, model.parameters()):
-        torch.testing.assert_close(a, p.grad)
-    with pytest.raises(ValueError):
-        build_model("HJRL", in_channels=4, hidden_channels=6, out_channels=3, reconstruction_samples=-1)
+
+@pytest.mark.parametrize("kwargs", [{}, {"jumping_knowledge": True, "activation": True, "num_layers": 3},
+                                    {"residual": False, "tau": 1.0, "gumbel_samples": 3}])
+def test_hypergt_training_forward_equals_dense_gumbel_attention(monkeypatch, kwargs):
+    """Gumbel attention, dropout and the link loss in training: the same logits, link term, parameter
+    gradients and random stream afterwards as the dense formula, also with one token per chunk."""
+    edges, hei, n = random_hypergraph(7)
+    x = torch.randn(n, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
+    torch.manual_seed(4)
+    model = build_model("HyperGT", in_channels=4, hidden_channels=6, out_channels=3, heads=2, random_features=5,
+                        dropout=0.3, **{"gumbel_samples": 4, **kwargs}).double()
+    model.prepare(x, hei)
+    model.train()
+    params = list(model.parameters())
+    for threshold in (1 << 40, 1):
+        monkeypatch.setattr(hg, "_CHECKPOINT_ELEMENTS", threshold)
+        torch.manual_seed(21)
+        ours, extra = model(x, hei), model.extra_loss()
+        after = torch.rand(1)
+        torch.manual_seed(21)
+        want, want_extra, want_after = naive_hypergt_training(model, x, edges, n)
+        torch.testing.assert_close(ours, want)
+        torch.testing.assert_close(extra, want_extra)
+        torch.testing.assert_close(after, want_after)
+        weight = torch.randn_like(want)
+        for a, b in zip(grads((ours * weight).sum() + extra, params),
+                        grads((want * weight).sum() + want_extra, params)):
+            torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("per_graph", [False, True])
+@pytest.mark.parametrize("is_query", [True, False])
+def test_kernel_features_recomputed_in_backward_equal_autograd_with_tied_maxima(is_query, per_graph):
+    """The per-head kernel features (projection and exponentials recomputed in the backward pass) equal autograd
+    through softmax_kernel, also where the stabiliser's maximum is tied (duplicate feature rows, duplicate
+    tokens), whose gradient amax shares evenly; with ``graph`` (the keys' stabiliser per graph, tokens 1 and 3
+    in one graph) too."""
+    g = torch.Generator().manual_seed(5)
+    t, d_in, heads, d, m = 7, 4, 3, 5, 6
+    z = torch.randn(t, d_in, generator=g, dtype=torch.float64)
+    z[3] = z[1]  # two tokens with the same features: the keys' global maximum can tie
+    z.requires_grad_()
+    weight = torch.randn(heads * d, d_in, generator=g, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(heads * d, generator=g, dtype=torch.float64, requires_grad=True)
+    proj = orthogonal_features(m, d, g).double()
+    proj[2] = proj[0]  # a duplicated random feature: every row maximum at feature 0 ties with feature 2
+    tau = 0.25
+    graph = torch.tensor([0, 1, 2, 1, 0, 2, 1]) if per_graph else None
+    ours = hg._KernelFeatures.apply(z, weight, bias, proj, heads, tau, is_query, graph)
+    data = F.linear(z, weight, bias).view(t, heads, d).transpose(0, 1) / math.sqrt(tau)
+    want = hg.softmax_kernel(data, proj, is_query, graph=graph)
+    torch.testing.assert_close(ours, want)
+    if graph is not None:  # each graph's features are those of the graph alone
+        for k in range(3):
+            alone = hg.softmax_kernel(data[:, graph == k], proj, is_query)
+            torch.testing.assert_close(want[:, graph == k], alone)
+    dash = (data * d ** -0.25) @ proj.t()
+    stab = dash.amax(-1, keepdim=True) if is_query else dash.amax((1, 2), keepdim=True)
+    assert ((dash == stab).sum((1, 2)) > (t if is_query else 1)).any()  # ties do occur
+    weight_out = torch.randn(want.shape, generator=g, dtype=torch.float64)
+    tensors = [z, weight, bias]
+    for a, b in zip(grads((ours * weight_out).sum(), tensors), grads((want * weight_out).sum(), tensors)):
+        torch.testing.assert_close(a, b)

@@ -1,39 +1,89 @@
-"""Issue 12, performance of EHNN, TF-HNN and T-HyperGNN: each faster evaluation computes the same function as the
-naive formula (dense incidence H, concatenated hypernetwork inputs, enumerated multisets), outputs and gradients,
-on random small hypergraphs with an isolated node and an order-1 hyperedge (``hnn_toys.random_hypergraph``)."""
+"""EHNN (issue 12): the sparse computation against the paper's MLP form with a dense incidence matrix, the order
+encodings, and each faster evaluation (split hypernetwork inputs, order biases gathered after the linear maps, the
+live-rows backward) against the naive concatenated formula or the previous forward, outputs and gradients, on random
+small hypergraphs with an isolated node and an order-1 hyperedge (``hnn_toys.random_hypergraph``)."""
 from __future__ import annotations
 
-import itertools
+import math
 
 import pytest
 import torch
 
-from hnn_toys import random_hypergraph
+from hnn_toys import dense_incidence, param_grads, random_hypergraph, sparse_features
 from hypergvl.models.nn import build_model
-from hypergvl.models.nn import tfhnn
-from hypergvl.models.nn.sparse import SparseOperator
 from hypergvl.models.nn.ehnn import HyperMLP, OrderMLP, order_encoding
-from hypergvl.models.nn.thypergnn import adjacency_coefficient
 
 
-def dense_incidence(edges, num_nodes):
-    h = torch.zeros(num_nodes, len(edges), dtype=torch.float64)
-    for j, e in enumerate(edges):
-        h[e, j] = 1.0
-    return h
+# ------------------------------------------------------------------------------------------------- exact computation
+
+def naive_ehnn(model, x, edges, num_nodes):
+    """EHNN-MLP written from the paper's MLP form with a dense incidence matrix H (N x M)."""
+    h = dense_incidence(edges, num_nodes)
+    order = h.sum(0)
+    deg = h.sum(1, keepdim=True)
+
+    def pe(k, d):
+        return order_encoding(torch.as_tensor(k).reshape(-1), d)
+
+    def cat(t, p):
+        return torch.cat([t, p.expand(t.size(0), -1)], dim=1)
+
+    out = x
+    for i, conv in enumerate(model.convs):
+        d = conv.lin.out_features
+        v2e, e2v = conv.v2e, conv.e2v
+        z = conv.lin(out)
+        z = z + v2e.mlp1(v2e.norms[0](z))
+        x0, x1v, x1e = z.mean(0, keepdim=True), z, (h.t() @ z) / order[:, None]
+        x0 = x0 + v2e.mlp2(cat(v2e.norms[1](x0), pe(0, d)))
+        x1v = x1v + v2e.mlp2(cat(v2e.norms[1](x1v), pe(1, d)))
+        x1e = x1e + v2e.mlp2(cat(v2e.norms[1](x1e), pe(1, d)))
+        xv, xe = x0 + x1v, x0 + x1e
+        xv = xv + v2e.mlp3(cat(v2e.norms[2](xv), pe(1, d)))
+        xe = xe + v2e.mlp3(torch.cat([v2e.norms[2](xe), pe(order.long(), d)], 1))
+        xv, xe = torch.relu(xv + v2e.bias(torch.tensor([1]))), torch.relu(xe + v2e.bias(order.long()))
+        xv = xv + e2v.mlp1(cat(e2v.norms[0](xv), pe(1, d)))
+        xe = xe + e2v.mlp1(torch.cat([e2v.norms[0](xe), pe(order.long(), d)], 1))
+        x0 = torch.cat([xv, xe]).mean(0, keepdim=True)
+        x1 = (xv + h @ xe) / (1 + deg)
+        x0 = x0 + e2v.mlp2(cat(e2v.norms[1](x0), pe(0, d)))
+        x1 = x1 + e2v.mlp2(cat(e2v.norms[1](x1), pe(1, d)))
+        z = x0 + x1
+        out = z + e2v.mlp3(e2v.norms[2](z)) + e2v.bias
+    return model.decoder(out)
 
 
-def sparse_features(n, f, density, seed):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, f, generator=g, dtype=torch.float64) * (torch.rand(n, f, generator=g) < density)
-    return x.to_sparse_csr()
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_ehnn_sparse_equals_dense_incidence(seed, num_layers):
+    edges, hei, n = random_hypergraph(seed)
+    torch.manual_seed(seed)
+    model = build_model("EHNN", in_channels=4, hidden_channels=6, out_channels=3, num_layers=num_layers).eval()
+    x = torch.randn(n, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x, hei), naive_ehnn(model, x, edges, n), rtol=1e-5, atol=1e-5)
 
 
-def grads(model):
-    return {k: p.grad.clone() for k, p in model.named_parameters()}
+def test_ehnn_order_encoding_is_the_transformer_table():
+    k, d = torch.arange(7), 6
+    table = torch.zeros(7, d)
+    div = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+    table[:, 0::2], table[:, 1::2] = torch.sin(k[:, None] * div), torch.cos(k[:, None] * div)
+    torch.testing.assert_close(order_encoding(k, d), table)
 
 
-# ------------------------------------------------------------------------------------------------------ EHNN
+def test_ehnn_output_depends_on_the_hyperedge_orders():
+    """The order encodings reach the output: a hypergraph with the same node-hyperedge pairs
+    merged differently gives another result (a test that an order-blind model would fail)."""
+    torch.manual_seed(0)
+    model = build_model("EHNN", in_channels=3, hidden_channels=4, out_channels=2).eval()
+    x = torch.randn(4, 3)
+    a = model(x, torch.tensor([[0, 1, 2, 3], [0, 0, 1, 1]]))
+    b = model(x, torch.tensor([[0, 1, 2, 3], [0, 0, 0, 1]]))
+    assert not torch.allclose(a, b)
+
+
+# ------------------------------------------------------------------------------------------------- faster evaluation
 
 @pytest.mark.parametrize("layers", [1, 2, 3])
 def test_ehnn_hypernetwork_split_input_equals_the_concatenation_in_training(layers):
@@ -47,13 +97,13 @@ def test_ehnn_hypernetwork_split_input_equals_the_concatenation_in_training(laye
         torch.manual_seed(1)
         fast = mlp(x, extra, rows)
         fast.square().sum().backward()
-        g_fast = grads(mlp)
+        g_fast = param_grads(mlp)
         mlp.zero_grad()
         torch.manual_seed(1)
         naive = mlp(torch.cat([x, extra[index] if rows is not None else extra.expand(11, -1)], dim=1))
         naive.square().sum().backward()
         torch.testing.assert_close(fast, naive)
-        for k, g in grads(mlp).items():
+        for k, g in param_grads(mlp).items():
             torch.testing.assert_close(g_fast[k], g, msg=k)
         mlp.zero_grad()
 
@@ -74,10 +124,10 @@ def test_ehnn_order_bias_gathered_after_the_linear_maps_keeps_per_row_dropout():
     torch.testing.assert_close(bias.gathered(orders, index)[1], bias.gathered(orders, index)[2])
 
 
-def naive_ehnn(model, x, edges, num_nodes):
+def naive_ehnn_concatenated(model, x, edges, num_nodes):
     """EHNN-MLP from its formulas with a dense H and each hypernetwork MLP applied to the concatenation
     [LN(.) || PE(k)] (written with the model's own linear maps, norms and encodings)."""
-    h = dense_incidence(edges, num_nodes)
+    h = dense_incidence(edges, num_nodes, torch.float64)
     order, deg = h.sum(0), h.sum(1, keepdim=True)
 
     def mlp(m, t):
@@ -129,137 +179,13 @@ def test_ehnn_outputs_and_gradients_equal_the_dense_concatenated_formula(seed, n
     x = torch.randn(n, 4, dtype=torch.float64)
     out = model(x, hei)
     out.square().sum().backward()
-    fast = grads(model)
+    fast = param_grads(model)
     model.zero_grad()
-    naive = naive_ehnn(model, x, edges, n)
+    naive = naive_ehnn_concatenated(model, x, edges, n)
     naive.square().sum().backward()
     torch.testing.assert_close(out, naive)
-    for k, g in grads(model).items():
+    for k, g in param_grads(model).items():
         torch.testing.assert_close(fast[k], g, msg=k)
-
-
-# ---------------------------------------------------------------------------------------------------- TF-HNN
-
-def naive_tf_features(x, edges, n, steps, alpha):
-    """TF-HNN eq. 9 with the dense W = D^-1/2 (H De^-1 H^T + I) D^-1/2."""
-    h = dense_incidence(edges, n)
-    de = h.sum(0)
-    a = h @ torch.diag(torch.where(de > 0, 1 / de, 0)) @ h.t() + torch.eye(n, dtype=torch.float64)
-    d = a.sum(1).rsqrt()
-    w = d[:, None] * a * d[None, :]
-    out = sum(alpha * (1 - alpha) ** k * torch.linalg.matrix_power(w, k) @ x for k in range(steps))
-    return out + (1 - alpha) ** steps * torch.linalg.matrix_power(w, steps) @ x
-
-
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("steps,mlp_layers", [(2, 3), (1, 1), (3, 2)])
-def test_tfhnn_lazy_propagation_equals_the_dense_formula(seed, steps, mlp_layers, monkeypatch):
-    """Sparse features with the first Linear map applied before the propagation (forced here: the toy is too
-    small for the cost rule): the same outputs and weight gradients as MLP(Z) with Z from the dense formula."""
-    edges, hei, n = random_hypergraph(seed)
-    x = sparse_features(n, 7, 0.3, seed)
-    torch.manual_seed(seed)
-    model = build_model("TF-HNN", in_channels=7, hidden_channels=5, out_channels=3, num_layers=steps,
-                        alpha=0.3, mlp_num_layers=mlp_layers, dropout=0.0).double().train()
-    monkeypatch.setattr(tfhnn, "SPARSE_COST", 0)
-    assert tfhnn.propagate_lazily(model.incidence(x, hei, None), model.features(x), steps)
-    out = model(x, hei)
-    out.square().sum().backward()
-    fast = grads(model)
-    model.zero_grad()
-    naive = model.decoder(naive_tf_features(x.to_dense(), edges, n, steps, 0.3))
-    naive.square().sum().backward()
-    torch.testing.assert_close(out, naive)
-    for k, g in grads(model).items():
-        torch.testing.assert_close(fast[k], g, msg=k)
-    assert not any(isinstance(entry[-1], torch.Tensor) for entry in model._cache._entries)  # no dense Z kept
-
-
-def test_tfhnn_chooses_the_lazy_form_only_for_sparse_features_where_it_is_cheaper():
-    edges, hei, n = random_hypergraph(0, num_nodes=300, num_edges=200, max_order=4)
-    model = build_model("TF-HNN", in_channels=500, hidden_channels=8, out_channels=2)
-    inc = model.incidence(torch.zeros(n, 500), hei, None)
-    sparse = model.features(sparse_features(n, 500, 0.01, 0).float())
-    assert tfhnn.propagate_lazily(inc, sparse, 2)  # 20 (1.5e3 + 2 (nnz W + N)) < 1.5e5
-    assert not tfhnn.propagate_lazily(inc, model.features(sparse_features(n, 5, 0.01, 0).float()), 2)  # F small
-    assert not tfhnn.propagate_lazily(inc, torch.randn(n, 500), 2)  # dense features: Z cached
-
-
-# ------------------------------------------------------------------------------------------------ T-HyperGNN
-
-def enumerated_messages(x, edges, m):
-    """Per node, the sum over its hyperedges e (|e| <= M) of a(|e|)/d_v times, over the size-M multisets of e
-    that contain every member, with one v removed, the number of distinct orderings times the product."""
-    out = []
-    for v in range(x.size(0)):
-        mine = [e for e in edges if v in e]
-        if not mine:
-            out.append(x[v])
-            continue
-        total = torch.zeros_like(x[v])
-        for e in mine:
-            for comb in itertools.combinations_with_replacement(e, m):
-                if set(comb) == set(e):
-                    rest = list(comb)
-                    rest.remove(v)
-                    total = total + (adjacency_coefficient(len(e), m) / len(mine)
-                                     * len(set(itertools.permutations(rest))) * x[rest].prod(0))
-        out.append(total)
-    return torch.stack(out)
-
-
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("m,layers", [(4, 1), (3, 2), (1, 1)])
-def test_thypergnn_training_step_equals_enumerated_multisets(seed, m, layers):
-    """The cached first-layer input (a sparse operator for sparse features, dense otherwise) and the
-    column-major output weight: outputs and every gradient equal the enumeration's."""
-    edges, hei, n = random_hypergraph(seed, max_order=m)
-    torch.manual_seed(seed)
-    model = build_model("T-HyperGNN", in_channels=40, hidden_channels=5, out_channels=2, num_layers=layers,
-                        max_cardinality=m).double()
-    sparse = sparse_features(n, 40, 0.04, seed)
-    # (M = 1: every message is the constant a(1)/d_v, so even sparse features give a dense input)
-    kinds = ((sparse, SparseOperator if m > 1 else torch.Tensor),
-             (torch.randn(n, 40, dtype=torch.float64), torch.Tensor))
-    for x, kind in kinds:
-        model.zero_grad()
-        out = model(x, hei)
-        out.square().sum().backward()
-        assert isinstance(model._cache._entries[0][-1], kind)  # the layer-0 input, cached last
-        fast = grads(model)
-        model.zero_grad()
-        h = x.to_dense() if x.layout != torch.strided else x
-        for w, b in zip(model.weights, model.biases):
-            h = torch.relu(torch.cat([h, enumerated_messages(h, edges, m)], 1) @ w + b)
-        naive = h @ model.out_weight + model.out_bias
-        naive.square().sum().backward()
-        torch.testing.assert_close(out, naive)
-        for k, g in grads(model).items():
-            torch.testing.assert_close(fast[k], g, msg=k)
-
-
-def test_thypergnn_output_weight_stays_column_major_through_state_dict_and_reset():
-    model = build_model("T-HyperGNN", in_channels=3, hidden_channels=5, out_channels=2)
-    other = build_model("T-HyperGNN", in_channels=3, hidden_channels=5, out_channels=2)
-    other.load_state_dict(model.state_dict())
-    assert torch.equal(other.out_weight, model.out_weight)
-    assert other.out_weight.shape == (5, 2) and other.out_weight.stride() == (1, 5)
-    other.reset_parameters()
-    assert other.out_weight.stride() == (1, 5) and not torch.equal(other.out_weight, model.out_weight)
-
-
-def test_thypergnn_bag_operator_products_and_gradient_equal_the_dense_matrix():
-    """embedding_bag products over a sparse matrix with empty rows and columns: A @ W and A^T G exactly."""
-    from hypergvl.models.nn.sparse import BagOperator
-    a = torch.zeros(6, 5, dtype=torch.float64)
-    a[0, 1], a[0, 4], a[2, 1], a[3, 0], a[5, 4], a[5, 2] = 1.5, -2.0, 0.5, 3.0, 1.0, -1.0  # rows 1, 4 empty
-    row, col = a.nonzero(as_tuple=True)
-    op = BagOperator(row, col, a[row, col], (6, 5))
-    w = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-    torch.testing.assert_close(op @ w, a @ w)
-    assert torch.autograd.gradcheck(lambda t: op @ t, (w,))
-    with torch.no_grad():
-        torch.testing.assert_close(op @ w, a @ w)
 
 
 def _previous_head(self, x, extra=None, index=None, live=False):
@@ -295,7 +221,7 @@ def test_ehnn_training_loss_on_some_nodes_equals_the_previous_maps(seed, num_lay
         model._cache.clear()
         out = model(x, hei)
         F.cross_entropy(out[rows], torch.arange(n)[rows] % 3).backward()
-        return out.detach(), grads(model)
+        return out.detach(), param_grads(model)
     new_out, new_grad = run()
     with monkeypatch.context() as patch:
         patch.setattr(ehnn, "relu_dropout", lambda t, p, training: dropout(F.relu(t), p, training))
@@ -317,7 +243,7 @@ def previous_ehnn(model, x, edges, num_nodes):
     own modules, ``dropout.dropout``)."""
     import torch.nn.functional as F
     from hypergvl.models.nn.dropout import dropout
-    h = dense_incidence(edges, num_nodes)
+    h = dense_incidence(edges, num_nodes, torch.float64)
     order, deg = h.sum(0), h.sum(1, keepdim=True)
     orders, index = torch.unique(order.long(), return_inverse=True)
 
@@ -386,7 +312,7 @@ def test_ehnn_training_loss_on_some_nodes_equals_the_previous_forward(seed, num_
         model.zero_grad()
         out = forward()
         F.cross_entropy(out[rows], torch.arange(n)[rows] % 3).backward()
-        return out.detach(), grads(model)
+        return out.detach(), param_grads(model)
     new_out, new_grad = run(lambda: model(x, hei))
     old_out, old_grad = run(lambda: previous_ehnn(model, x, edges, n))
     torch.testing.assert_close(new_out, old_out)

@@ -48,6 +48,9 @@ def test_loads_from_folder(name):
         Path(os.environ["HF_HOME"]).resolve())
     assert metric.name == name
     assert metric.info.citation.strip() and metric.info.description.strip()
+    # BibTeX as LaTeX reads it: one backslash before a command, and every entry closed
+    assert "\\\\" not in metric.info.citation
+    assert metric.info.citation.count("{") == metric.info.citation.count("}")
     assert set(metric.info.features) >= {"references"}
 
 

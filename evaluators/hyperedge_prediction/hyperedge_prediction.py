@@ -9,6 +9,7 @@ import datasets
 import evaluate
 import numpy as np
 from hypergvl.evaluators._inputs import check_numbers
+from hypergvl.evaluators.citations import DHGBENCH, SCIKIT_LEARN
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 _DESCRIPTION = """
@@ -36,22 +37,7 @@ Examples:
     {'auroc': 66.67, 'ap': 86.67}
 """
 
-_CITATION = """\
-@misc{dhgbench,
-  title={DHG-Bench: A Comprehensive Benchmark for Deep Hypergraph Learning},
-  howpublished={\\\\url{https://github.com/Coco-Hut/DHG-Bench}}
-}
-@article{scikit-learn,
-  title={Scikit-learn: Machine Learning in {P}ython},
-  author={Pedregosa, F. and Varoquaux, G. and Gramfort, A. and Michel, V. and Thirion, B. and Grisel, O. and
-          Blondel, M. and Prettenhofer, P. and Weiss, R. and Dubourg, V. and Vanderplas, J. and Passos, A. and
-          Cournapeau, D. and Brucher, M. and Perrot, M. and Duchesnay, E.},
-  journal={Journal of Machine Learning Research},
-  volume={12},
-  pages={2825--2830},
-  year={2011}
-}
-"""
+_CITATION = DHGBENCH + SCIKIT_LEARN
 
 
 def _scores_and_labels(prediction_scores, references):

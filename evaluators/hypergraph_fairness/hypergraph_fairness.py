@@ -15,6 +15,7 @@ import datasets
 import evaluate
 import numpy as np
 from hypergvl.evaluators._inputs import check_numbers
+from hypergvl.evaluators.citations import DHGBENCH, DWORK2012, HARDT2016
 from hypergvl.models.tasks.fairness import fairness_metrics
 
 _DESCRIPTION = """
@@ -50,25 +51,7 @@ Examples:
     {'accuracy': 50.0, 'delta_dp': 33.33, 'delta_eo': 0.0}
 """
 
-_CITATION = """\
-@misc{dhgbench,
-  title={DHG-Bench: A Comprehensive Benchmark for Deep Hypergraph Learning},
-  howpublished={\\url{https://github.com/Coco-Hut/DHG-Bench}}
-}
-@inproceedings{dwork2012fairness,
-  title={Fairness through awareness},
-  author={Dwork, Cynthia and Hardt, Moritz and Pitassi, Toniann and Reingold, Omer and Zemel, Richard},
-  booktitle={Proceedings of the 3rd Innovations in Theoretical Computer Science Conference},
-  pages={214--226},
-  year={2012}
-}
-@inproceedings{hardt2016equality,
-  title={Equality of opportunity in supervised learning},
-  author={Hardt, Moritz and Price, Eric and Srebro, Nati},
-  booktitle={Advances in Neural Information Processing Systems},
-  year={2016}
-}
-"""
+_CITATION = DHGBENCH + DWORK2012 + HARDT2016
 
 
 def _binary(name, values):

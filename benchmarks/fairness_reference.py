@@ -72,6 +72,26 @@ import epoch_time as ET  # noqa: E402
 DEFAULT_MODELS = ("HGNN", "HyperGCN", "HyperND", "HCHA", "UniGCNII")
 
 
+#: ``--features``: what both sides receive as node features.
+FEATURES = ("stored", "unit")
+
+
+def rescale(x, features: str):
+    """``x`` as ``--features`` says: ``stored`` unchanged; ``unit`` each column mapped affinely onto [0, 1] (a
+    constant column to 0). Bail's stored columns are NIFTY's ``feature_norm`` output in [-1, 1] (the sensitive
+    column raw 0/1), so ``unit`` is (x + 1) / 2 there: the features carry the same information on another scale,
+    which isolates what the scale alone does to a model (dropout zeroes a feature: a value in the middle of a
+    [-1, 1] column, the bottom of a [0, 1] one)."""
+    if features == "stored":
+        return x
+    import torch
+
+    x = x.to_dense() if x.layout != torch.strided else x
+    low, high = x.min(0).values, x.max(0).values
+    span = torch.where(high > low, high - low, torch.ones_like(high))
+    return (x - low) / span
+
+
 def reference_entry(yamls: Path | None, name: str, dataset: str) -> dict | None:
     """The ``dataset`` entry of DHG-Bench's ``config_<method>.yaml`` under ``yamls`` (None when absent)."""
     if yamls is None:
@@ -196,21 +216,23 @@ def render(dataset: str, results: list[dict]) -> str:
     lines = [header, "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         paper = r["paper"]
+        model = r["model"] if r.get("features", "stored") == "stored" else f"{r['model']} ({r['features']} features)"
         paper_s = f"{paper[0]:.2f} ± {paper[1]:.2f}" if paper else "-"
         if "error" in r:
-            lines.append(f"| {r['model']} | - | error: {r['error']} | - | - | - | {paper_s} |")
+            lines.append(f"| {model} | - | error: {r['error']} | - | - | - | {paper_s} |")
             continue
         for s in r["seeds"]:
             ref, ours = s.get("reference"), s.get("ours")
             ra = f"{ref['test']['accuracy']:.2f}" if ref and "test" in ref else f"error: {ref.get('error')}"
-            oa = f"{ours['test']['accuracy']:.2f}" if ours and "test" in ours else f"error: {ours.get('error')}"
+            oa = (f"{ours['test']['accuracy']:.2f}" if ours and "test" in ours
+                  else f"error: {ours.get('error')}" if ours else "skipped")
             rg = (f"{ref['test']['delta_dp']:.2f} / {ref['test']['delta_eo']:.2f}" if ref and "test" in ref else "-")
             og = (f"{ours['test']['delta_dp']:.2f} / {ours['test']['delta_eo']:.2f}" if ours and "test" in ours
                   else "-")
-            lines.append(f"| {r['model']} | {s['seed']} | {ra} | {oa} | {rg} | {og} | |")
+            lines.append(f"| {model} | {s['seed']} | {ra} | {oa} | {rg} | {og} | |")
         ref_acc = [s["reference"]["test"]["accuracy"] for s in r["seeds"] if "test" in s.get("reference", {})]
         our_acc = [s["ours"]["test"]["accuracy"] for s in r["seeds"] if "test" in s.get("ours", {})]
-        lines.append(f"| **{r['model']}** | mean ± std | **{mean_std(ref_acc)}** | **{mean_std(our_acc)}** | | | "
+        lines.append(f"| **{model}** | mean ± std | **{mean_std(ref_acc)}** | **{mean_std(our_acc)}** | | | "
                      f"{paper_s} |")
     return "\n".join(lines)
 
@@ -227,13 +249,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder of DHG-Bench's node config_<method>.yaml files holding a <dataset> entry "
                         "(the repository's dhgbench/lib_yamls/node_yamls; the wheel has none)")
     p.add_argument("--skip-ours", action="store_true", help="train the reference class only")
+    p.add_argument("--features", choices=FEATURES, default="stored",
+                   help="stored: the features as the files hold them; unit: each column mapped affinely onto [0, 1] "
+                        "(min to 0, max to 1: the same information, another scale), given to both sides")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON",
                    help="print the Markdown table of earlier --json outputs (concatenated) and exit")
     args = p.parse_args(argv)
     if args.render:
         docs = [json.loads(path.read_text()) for path in args.render]
-        print(render(docs[0]["dataset"], [r for d in docs for r in d["results"]]))
+        print(render(docs[0]["dataset"], [dict(r, features=d.get("features", "stored")) for d in docs
+                                          for r in d["results"]]))
         return 0
     bad = [m for m in args.models if m not in DR.DHGBENCH_METHOD]
     if bad:
@@ -247,10 +273,11 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     data, info = load_node_dataset(args.dataset, str(args.raw_root))
-    x = data.x
+    data.x = x = rescale(data.x, args.features)
     print(f"{args.dataset}: {info['nodes']} nodes, {info['hyperedges']} hyperedges after the singleton hyperedges "
           f"(self loops) the protocol adds ({info['incidences']} incidences), {info['features']} features "
-          f"({x.dtype}, range [{float(x.min()):g}, {float(x.max()):g}], as stored: no normalisation on either side), "
+          f"({x.dtype}, range [{float(x.min()):g}, {float(x.max()):g}], features {args.features}: no other "
+          "normalisation on either side), "
           f"sensitive attribute kept in the features; stand-ins: {', '.join(shimmed) or 'none'} "
           "(benchmarks/_dhgbench_shim.py)", file=sys.stderr, flush=True)
     results = []
@@ -258,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.models:
             cfg = resolve_config(name, "node", args.dataset)
             entry = reference_entry(args.yamls, name, args.dataset)
-            result = {"model": name, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
+            result = {"model": name, "features": args.features, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
                                                                                                 "accuracy"),
                       "config": {"hidden": cfg.trainer.hidden, "num_layers": cfg.trainer.num_layers,
                                  "dropout": cfg.trainer.dropout, "lr": cfg.trainer.lr,
@@ -292,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
           "last epoch scored; accuracy, ΔDP, ΔEO in % on the test split\n")
     print(render(args.dataset, results))
     if args.json:
-        args.json.write_text(json.dumps({"dataset": args.dataset, "seeds": args.seeds, "results": results},
+        from hypergvl.provenance import provenance
+
+        args.json.write_text(json.dumps({"dataset": args.dataset, "features": args.features, "seeds": args.seeds,
+                                         "results": results, "provenance": provenance(seeds=args.seeds)},
                                         default=str, indent=1))
     return 0
 

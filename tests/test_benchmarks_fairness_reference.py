@@ -28,3 +28,28 @@ def test_a_run_without_dhgbench_code_names_how_to_install_it(bench, tmp_path, ca
         bench.main(["--models", "HGNN", "--seeds", "0", "--dhgbench", str(tmp_path / "none")])
     assert exit_info.value.code not in (0, None)
     assert "not installed" in capsys.readouterr().err + str(exit_info.value)
+
+
+def test_unit_features_map_each_column_affinely_onto_0_1(bench):
+    import torch
+
+    x = torch.tensor([[-1.0, 0.0, 3.0], [1.0, 1.0, 3.0], [0.0, 0.5, 3.0]])
+    unit = bench.rescale(x, "unit")
+    assert torch.equal(unit[:, 0], (x[:, 0] + 1) / 2)  # a [-1, 1] column, as Bail's: (x + 1) / 2
+    assert torch.equal(unit[:, 1], x[:, 1])  # already [0, 1]
+    assert torch.equal(unit[:, 2], torch.zeros(3))  # constant: 0, no division by zero
+    assert bench.rescale(x, "stored") is x
+
+
+def test_rows_trained_on_rescaled_features_say_so(bench, tmp_path, capsys):
+    import json
+
+    seed = {"seed": 0, "reference": {"test": {"accuracy": 97.31, "delta_dp": 1.0, "delta_eo": 2.0}}}
+    doc = {"dataset": "bail", "features": "unit",
+           "results": [{"model": "PhenomNN", "paper": [91.71, 1.13], "seeds": [seed]}]}
+    path = tmp_path / "unit.json"
+    path.write_text(json.dumps(doc))
+    assert bench.main(["--render", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| PhenomNN (unit features) | 0 | 97.31 | skipped |" in out  # --skip-ours: no ours column to read
+    assert "| **PhenomNN (unit features)** | mean ± std | **97.31** | **-** |" in out

@@ -105,7 +105,7 @@ def reference_entry(yamls: Path | None, name: str, dataset: str) -> dict | None:
 
 
 @contextlib.contextmanager
-def dataset_config(name: str, dataset: str, entry: dict | None):
+def dataset_config(name: str, dataset: str, entry: dict | None, overrides: list[str] = ()):
     """While open, ``DR.build_dhgbench`` overlays our ``dataset`` config (not Cora's) and, where ``entry`` is given,
     reads DHG-Bench's ``dataset`` yaml entry over the wheel's cora entry (``method_config`` is looked up in its
     module at every call of ``build_dhgbench``, ``our_config`` in ``dhgbench_reference``'s globals)."""
@@ -121,7 +121,7 @@ def dataset_config(name: str, dataset: str, entry: dict | None):
             pp.update_from_dict(args, entry)
         return args
 
-    DR.our_config = lambda model: resolve_config(model, "node", dataset)
+    DR.our_config = lambda model: resolve_config(model, "node", dataset, None, list(overrides))
     pp.method_config = method_config
     try:
         yield
@@ -137,14 +137,15 @@ def accuracy_and_gaps(logits, y, sensitive, idx) -> dict:
     return fairness_metrics(pred, y.cpu().numpy()[idx], sensitive[idx])
 
 
-def train_reference(name: str, dataset: str, data, split: dict, seed: int, entry: dict | None, cfg) -> dict:
+def train_reference(name: str, dataset: str, data, split: dict, seed: int, entry: dict | None, cfg,
+                    overrides: list[str] = ()) -> dict:
     """DHG-Bench's class for ``name`` on ``data`` for ``cfg.trainer.epochs`` epochs; the last epoch is scored."""
     import torch
 
     x = data.x.to_dense() if data.x.layout != torch.strided else data.x
     y = torch.as_tensor(data.y).long().view(-1)
     t0 = time.perf_counter()
-    with dataset_config(name, dataset, entry):
+    with dataset_config(name, dataset, entry, overrides):
         model, db, ref_args = DR.build_dhgbench(name, x, y, data.hyperedge_index, int(data.num_hyperedges), seed)
     prep_s = time.perf_counter() - t0
     pos_weight = None
@@ -176,13 +177,14 @@ def train_reference(name: str, dataset: str, data, split: dict, seed: int, entry
                                                        "dropout", "epochs") if hasattr(ref_args, k)}}
 
 
-def train_ours(name: str, dataset: str, data, seed: int, workdir: Path) -> dict:
-    """The fairness study's own call for one seed (``run_experiment`` with the loaded data)."""
+def train_ours(name: str, dataset: str, data, seed: int, workdir: Path, overrides: list[str] = ()) -> dict:
+    """The fairness study's own call for one seed (``run_experiment`` with the loaded data), with ``--set``'s
+    ``overrides``."""
     from hypergvl.models.trainer import run_experiment
 
     t0 = time.perf_counter()
     summary = run_experiment(name, dataset, "node", out=workdir / f"{name}-{seed}", runs=1, seeds=[seed], data=data,
-                             resume=False, progress=False)
+                             resume=False, progress=False, overrides=list(overrides))
     run = summary["runs"][0]
     return {"test": run["metrics"]["test"], "val": run["metrics"]["val"], "selected_epoch": run["selected_epoch"],
             "train_s": time.perf_counter() - t0}
@@ -216,7 +218,8 @@ def render(dataset: str, results: list[dict]) -> str:
     lines = [header, "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         paper = r["paper"]
-        model = r["model"] if r.get("features", "stored") == "stored" else f"{r['model']} ({r['features']} features)"
+        notes = ([f"{r['features']} features"] if r.get("features", "stored") != "stored" else []) + list(r.get("set", []))
+        model = f"{r['model']} ({', '.join(notes)})" if notes else r["model"]
         paper_s = f"{paper[0]:.2f} ± {paper[1]:.2f}" if paper else "-"
         if "error" in r:
             lines.append(f"| {model} | - | error: {r['error']} | - | - | - | {paper_s} |")
@@ -252,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--features", choices=FEATURES, default="stored",
                    help="stored: the features as the files hold them; unit: each column mapped affinely onto [0, 1] "
                         "(min to 0, max to 1: the same information, another scale), given to both sides")
+    p.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="config overrides, as `hypergvl train --set` takes them: trainer and task keys reach both sides, "
+                        "model keys ours only (e.g. the reference-behaviour switch model.expansion=isolated, under which "
+                        "our LEGCN computes the wheel's function)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON",
                    help="print the Markdown table of earlier --json outputs (concatenated) and exit")
@@ -283,9 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            cfg = resolve_config(name, "node", args.dataset)
+            cfg = resolve_config(name, "node", args.dataset, None, args.set)
             entry = reference_entry(args.yamls, name, args.dataset)
-            result = {"model": name, "features": args.features, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
+            result = {"model": name, "features": args.features, "set": args.set, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
                                                                                                 "accuracy"),
                       "config": {"hidden": cfg.trainer.hidden, "num_layers": cfg.trainer.num_layers,
                                  "dropout": cfg.trainer.dropout, "lr": cfg.trainer.lr,
@@ -298,12 +305,12 @@ def main(argv: list[str] | None = None) -> int:
                 split = NodeClassification.make_split(int(data.num_nodes), cfg.task, seed)
                 row = {"seed": seed}
                 try:
-                    row["reference"] = train_reference(name, args.dataset, data, split, seed, entry, cfg)
+                    row["reference"] = train_reference(name, args.dataset, data, split, seed, entry, cfg, args.set)
                 except Exception as e:  # noqa: BLE001 (reported in the table)
                     row["reference"] = {"error": f"{type(e).__name__}: {e}"}
                 if not args.skip_ours:
                     try:
-                        row["ours"] = train_ours(name, args.dataset, data, seed, Path(tmp))
+                        row["ours"] = train_ours(name, args.dataset, data, seed, Path(tmp), args.set)
                     except Exception as e:  # noqa: BLE001
                         row["ours"] = {"error": f"{type(e).__name__}: {e}"}
                 ref, ours = row["reference"], row.get("ours", {})

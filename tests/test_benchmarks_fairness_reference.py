@@ -46,10 +46,12 @@ def test_rows_trained_on_rescaled_features_say_so(bench, tmp_path, capsys):
 
     seed = {"seed": 0, "reference": {"test": {"accuracy": 97.31, "delta_dp": 1.0, "delta_eo": 2.0}}}
     doc = {"dataset": "bail", "features": "unit",
-           "results": [{"model": "PhenomNN", "paper": [91.71, 1.13], "seeds": [seed]}]}
+           "results": [{"model": "PhenomNN", "paper": [91.71, 1.13], "seeds": [seed]},
+                       {"model": "LEGCN", "set": ["model.expansion=isolated"], "paper": None, "seeds": [seed]}]}
     path = tmp_path / "unit.json"
     path.write_text(json.dumps(doc))
     assert bench.main(["--render", str(path)]) == 0
     out = capsys.readouterr().out
     assert "| PhenomNN (unit features) | 0 | 97.31 | skipped |" in out  # --skip-ours: no ours column to read
     assert "| **PhenomNN (unit features)** | mean ± std | **97.31** | **-** |" in out
+    assert "| LEGCN (unit features, model.expansion=isolated) | 0 | 97.31 |" in out

@@ -195,7 +195,7 @@ def test_seeds_below_2_to_the_32_build_the_bytes_they_always_built(tmp_path, mon
     if seed != 12345:
         return
     now = _tiny_build(tmp_path / "now", seed)
-    monkeypatch.setattr(tasks, "problem_rng", _old_problem_rng)
+    monkeypatch.setattr(tasks.generation, "problem_rng", _old_problem_rng)
     assert _tiny_build(tmp_path / "old", seed) == now
 
 
@@ -207,7 +207,7 @@ def test_a_seed_of_2_to_the_32_or_more_builds_another_set_than_its_low_32_bits(t
     assert _tiny_build(tmp_path / "wide", wide) != _tiny_build(tmp_path / "low", low)
     assert tasks.problem_rng(wide, "VC", "small", "synthetic", 0).integers(0, 2 ** 62) != \
         tasks.problem_rng(wide + (1 << 40), "VC", "small", "synthetic", 0).integers(0, 2 ** 62)  # every high bit counts
-    monkeypatch.setattr(tasks, "problem_rng", _old_problem_rng)  # the masked key the attack used: one set for both
+    monkeypatch.setattr(tasks.generation, "problem_rng", _old_problem_rng)  # the masked key the attack used: one set for both
     assert _tiny_build(tmp_path / "old-wide", wide) == _tiny_build(tmp_path / "old-low", low)
 
 

@@ -225,7 +225,7 @@ SCALES = ("small", "medium", "large")
 @pytest.fixture(scope="module")
 def benchmark_rows():
     tasks = pytest.importorskip("hypergvl.tasks")
-    return [tasks.TASKS[code].generate(seed, SCALES[seed % 3]) for code in tasks.TASKS for seed in range(3)]
+    return [tasks.generate_problem(code, seed, SCALES[seed % 3]) for code in tasks.TASKS for seed in range(3)]
 
 
 def _responses(rows, rng):

@@ -197,12 +197,12 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
 
 def _binary_index(n: int, seed: int) -> tuple[SampleIndex, list[tuple[str, str]]]:
     """``n`` generated DVC problems (one task, so one column) and for each its right answer and a wrong one."""
-    from hypergvl.tasks import TASKS
+    from hypergvl.tasks import generate_problem
     from hypergvl.space.scoring import AXES
 
     meta, pairs = {}, []
     for i in range(n):
-        row = TASKS["DVC"].generate(seed + i, "small")
+        row = generate_problem("DVC", seed + i, "small")
         mid = f"DVC-{i:05d}"
         meta[mid] = (AXES["task"].index("DVC"), 0, 0, row["reference"])
         pairs.append((row["answer"], str(int(row["answer"]) + 1)))

@@ -192,4 +192,22 @@ def install() -> list[str]:
         sys.modules["dask"] = _module("dask", delayed=delayed, compute=compute, diagnostics=diagnostics)
         sys.modules["dask.diagnostics"] = diagnostics
         shimmed.append("dask")
+    if not _has_legacy_qr():
+        torch.qr = qr  # HyperGT's random features orthogonalise with it
+        shimmed.append("torch.qr")
     return shimmed
+
+
+def qr(input, some: bool = True):
+    """``torch.qr``, removed from torch (deprecated since 1.9), which the wheel's HyperGT calls: torch's own
+    replacement, ``torch.linalg.qr`` in the mode the removed function's ``some`` named (its documentation's
+    mapping)."""
+    return torch.linalg.qr(input, mode="reduced" if some else "complete")
+
+
+def _has_legacy_qr() -> bool:
+    try:
+        torch.qr(torch.eye(1))
+    except (RuntimeError, AttributeError):
+        return False
+    return True

@@ -88,3 +88,15 @@ def test_shim_scatter_and_sparse_products_match_naive_loops():
     st = shim.SparseTensor(row=index2[0], col=index2[1], value=value, sparse_sizes=(3, 4))
     assert torch.allclose(shim.matmul(st, matrix.expand(2, 4, 5)), (dense @ matrix).expand(2, 3, 5))
     assert shim.compute([shim.delayed(lambda a: a + 1)(k) for k in range(3)]) == ([1, 2, 3],)
+
+
+def test_shim_qr_is_the_removed_functions_mapping():
+    import torch
+
+    shim = _shim()
+    a = torch.randn(5, 3, generator=torch.Generator().manual_seed(0))
+    q, r = shim.qr(a)  # some=True: reduced
+    assert q.shape == (5, 3) and r.shape == (3, 3)
+    assert torch.allclose(q @ r, a, atol=1e-5) and torch.allclose(q.T @ q, torch.eye(3), atol=1e-5)
+    q, r = shim.qr(a, some=False)
+    assert q.shape == (5, 5) and r.shape == (5, 3) and torch.allclose(q @ r, a, atol=1e-5)

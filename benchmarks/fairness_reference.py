@@ -240,6 +240,21 @@ def render(dataset: str, results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def merged(docs: list[dict]) -> list[dict]:
+    """The results of several ``--json`` outputs, one per (model, features, ``--set``), their seeds in order: runs
+    of one comparison split over processes read as one table block."""
+    rows: dict[tuple, dict] = {}
+    for doc in docs:
+        for r in doc["results"]:
+            r = dict(r, features=doc.get("features", "stored"))
+            key = (r["model"], r["features"], tuple(r.get("set", [])))
+            if key in rows:
+                rows[key]["seeds"] = sorted(rows[key]["seeds"] + r["seeds"], key=lambda s: s["seed"])
+            else:
+                rows[key] = r
+    return list(rows.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS))
@@ -265,8 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.render:
         docs = [json.loads(path.read_text()) for path in args.render]
-        print(render(docs[0]["dataset"], [dict(r, features=d.get("features", "stored")) for d in docs
-                                          for r in d["results"]]))
+        print(render(docs[0]["dataset"], merged(docs)))
         return 0
     bad = [m for m in args.models if m not in DR.DHGBENCH_METHOD]
     if bad:

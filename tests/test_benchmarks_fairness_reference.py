@@ -55,3 +55,24 @@ def test_rows_trained_on_rescaled_features_say_so(bench, tmp_path, capsys):
     assert "| PhenomNN (unit features) | 0 | 97.31 | skipped |" in out  # --skip-ours: no ours column to read
     assert "| **PhenomNN (unit features)** | mean ± std | **97.31** | **-** |" in out
     assert "| LEGCN (unit features, model.expansion=isolated) | 0 | 97.31 |" in out
+
+
+def test_a_comparison_split_over_processes_renders_as_one_block(bench, tmp_path, capsys):
+    import json
+
+    def doc(seeds, features="stored"):
+        rows = [{"seed": k, "reference": {"test": {"accuracy": 90.0 + k, "delta_dp": 0, "delta_eo": 0}}}
+                for k in seeds]
+        return {"dataset": "bail", "features": features,
+                "results": [{"model": "HGNN", "paper": [91.02, 0.54], "seeds": rows}]}
+
+    paths = []
+    for i, d in enumerate([doc([2]), doc([0, 1]), doc([0], "unit")]):
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(d))
+    assert bench.main(["--render", *map(str, paths)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    stored = [line.split(" | ")[1] for line in lines if line.startswith("| HGNN | ")]
+    assert stored == ["0", "1", "2"]  # one block, seeds in order
+    assert "| **HGNN** | mean ± std | **91.00 ± 0.82** |" in "\n".join(lines)
+    assert sum(line.startswith("| **HGNN (unit features)** |") for line in lines) == 1

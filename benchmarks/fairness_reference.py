@@ -286,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         p.error(f"--models: no DHG-Bench class for {', '.join(bad)}; one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
     shimmed = DR.import_dhgbench(args.dhgbench)  # exits with the install command when absent
+    from hypergvl.provenance import provenance
+
+    started = provenance(seeds=args.seeds)  # the code that runs: HEAD may move during a long comparison
     import torch
     from hypergvl.models.study.common import load_node_dataset
     from hypergvl.models.study.paper import paper_value
@@ -340,10 +343,8 @@ def main(argv: list[str] | None = None) -> int:
           "last epoch scored; accuracy, ΔDP, ΔEO in % on the test split\n")
     print(render(args.dataset, results))
     if args.json:
-        from hypergvl.provenance import provenance
-
         args.json.write_text(json.dumps({"dataset": args.dataset, "features": args.features, "seeds": args.seeds,
-                                         "results": results, "provenance": provenance(seeds=args.seeds)},
+                                         "results": results, "provenance": started},
                                         default=str, indent=1))
     return 0
 

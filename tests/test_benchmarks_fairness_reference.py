@@ -7,7 +7,9 @@ import pytest
 from benchmark_scripts import load_script
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-ORDER = ("HGNN", "HCHA", "HyperND", "HyperGCN", "UniGCNII", "MLP")
+ORDER = ("HGNN", "HCHA", "HyperND", "HyperGT", "PhenomNN", "PhenomNN-seeds1-2", "PhenomNN-unit", "ED-HNN", "LEGCN",
+         "LEGCN-isolated", "HNHN", "HyperGCN", "HyperGCN-seeds3-4", "HyperGCN-seeds5-9", "HyperGCN-unit", "TF-HNN",
+         "UniGCNII", "MLP")
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +22,10 @@ def test_the_shipped_table_is_rebuilt_from_its_results(bench, capsys):
     assert bench.main(["--render", *files]) == 0
     table = capsys.readouterr().out.strip()
     assert table.count("\n") > 20 and "| **HGNN** | mean ± std | **80.98 ± 0.67** | **81.08 ± 1.50** |" in table
-    assert table in (RESULTS / "fairness_reference.md").read_text()
+    shipped = (RESULTS / "fairness_reference.md").read_text()
+    assert table in shipped
+    assert "{" + ",".join(ORDER) + "}.json" in shipped  # the command in the header renders exactly these files
+    assert sorted(p.stem for p in (RESULTS / "fairness_reference").glob("*.json")) == sorted(ORDER)  # none left out
 
 
 def test_a_run_without_dhgbench_code_names_how_to_install_it(bench, tmp_path, capsys):

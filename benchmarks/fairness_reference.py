@@ -218,7 +218,8 @@ def render(dataset: str, results: list[dict]) -> str:
     lines = [header, "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         paper = r["paper"]
-        notes = ([f"{r['features']} features"] if r.get("features", "stored") != "stored" else []) + list(r.get("set", []))
+        features = [] if r.get("features", "stored") == "stored" else [f"{r['features']} features"]
+        notes = features + list(r.get("set", []))
         model = f"{r['model']} ({', '.join(notes)})" if notes else r["model"]
         paper_s = f"{paper[0]:.2f} ± {paper[1]:.2f}" if paper else "-"
         if "error" in r:
@@ -271,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="stored: the features as the files hold them; unit: each column mapped affinely onto [0, 1] "
                         "(min to 0, max to 1: the same information, another scale), given to both sides")
     p.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
-                   help="config overrides, as `hypergvl train --set` takes them: trainer and task keys reach both sides, "
-                        "model keys ours only (e.g. the reference-behaviour switch model.expansion=isolated, under which "
-                        "our LEGCN computes the wheel's function)")
+                   help="config overrides, as `hypergvl train --set` takes them: trainer and task keys reach both "
+                        "sides, model keys ours only (e.g. the reference-behaviour switch model.expansion=isolated, "
+                        "under which our LEGCN computes the wheel's function)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--render", type=Path, nargs="+", default=None, metavar="JSON",
                    help="print the Markdown table of earlier --json outputs (concatenated) and exit")
@@ -309,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.models:
             cfg = resolve_config(name, "node", args.dataset, None, args.set)
             entry = reference_entry(args.yamls, name, args.dataset)
-            result = {"model": name, "features": args.features, "set": args.set, "method": DR.DHGBENCH_METHOD[name], "paper": paper_value(name, args.dataset,
-                                                                                                "accuracy"),
+            result = {"model": name, "features": args.features, "set": args.set, "method": DR.DHGBENCH_METHOD[name],
+                      "paper": paper_value(name, args.dataset, "accuracy"),
                       "config": {"hidden": cfg.trainer.hidden, "num_layers": cfg.trainer.num_layers,
                                  "dropout": cfg.trainer.dropout, "lr": cfg.trainer.lr,
                                  "weight_decay": cfg.trainer.weight_decay, "epochs": cfg.trainer.epochs,

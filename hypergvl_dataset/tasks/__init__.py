@@ -29,8 +29,8 @@ from hypergvl.tasks.scoring import parse_reference, score_response
 
 TASK_CODES = tuple(TASKS)  # the paper's twelve; :func:`task_codes` also lists tasks registered later
 
-__all__ = ["TASKS", "TASK_CODES", "task_codes", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task", "get_task",
-           "generate_problem", "score_response", "parse_reference", "config_name",
+__all__ = ["TASKS", "TASK_CODES", "task_codes", "UNDERSTANDING", "REASONING", "Task", "Verdict", "register_task",
+           "get_task", "generate_problem", "score_response", "parse_reference", "config_name",
            # also imported from here (by the repository or by earlier code against the single module)
            "ANS", "Instance", "Reference", "VertexOrder", "problem_rng", "REAL_TRIES", "make_instance",
            "VC", "HEC", "Ne", "DVC", "OEC", "ONe", "OSP", "OMF", "ISM", "ThreeColoring", "SHC", "HHM"]

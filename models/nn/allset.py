@@ -14,7 +14,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import scatter, softmax
 
 from .base import HypergraphModel, Linear, dense, glorot_
 from .checks import check_bool, check_choice, check_common, check_int, check_probability
@@ -22,7 +21,8 @@ from .dropout import dropout as drop, relu_dropout
 from .live_rows import live_mlp, live_rows_linear, mlp_tail
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
-from .sparse import BagOperator, Incidence, Pattern, SparseOperator, aggregation, direction, weighted_aggregation
+from .sparse import (BagOperator, Incidence, Pattern, SparseOperator, aggregation, direction, scatter, softmax,
+                     weighted_aggregation)
 
 
 class PMA(nn.Module):

@@ -4,14 +4,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import softmax
 
 from .base import HypergraphModel, Linear, glorot_
 from .checks import check_bool, check_common, check_float, check_int, check_probability
 from .dropout import dropout as drop
 from .mlp import make_norm
 from .registry import register_model
-from .sparse import Incidence, Pattern, SparseOperator, weighted_sum
+from .sparse import Incidence, Pattern, SparseOperator, softmax, weighted_sum
 
 
 def clique_attention(inc: Incidence) -> tuple[Tensor, Tensor, Pattern]:

@@ -9,13 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
-from torch_geometric.utils import scatter, softmax
 
 from .base import HypergraphModel, Linear
 from .checks import check_bool, check_choice, check_common, check_int, check_probability
 from .dropout import dropout as drop
 from .registry import register_model
-from .sparse import ATTENTION_SCOPES, GraphGroups, Incidence, SparseOperator, coo_tensor, csr_tensor, inv
+from .sparse import (ATTENTION_SCOPES, GraphGroups, Incidence, SparseOperator, coo_tensor, csr_tensor, inv, scatter,
+                     softmax)
 
 STARS = ("undirected", "directed")
 _BLOCK_ELEMENTS = 1 << 22  # incidence x channel entries per block of the DFF attention gradient

@@ -13,7 +13,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
-from torch_geometric.utils import scatter
 
 from .base import HypergraphModel, Linear
 from .checks import check_choice, check_common, check_float, check_int
@@ -21,7 +20,7 @@ from .dropout import dropout as drop
 from .live_rows import mlp_tail
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
-from .sparse import Incidence, aggregation, inv, weighted_aggregation
+from .sparse import Incidence, aggregation, inv, scatter, weighted_aggregation
 
 #: Above this many floats in one ``nnz x C`` message tensor, a deeper :math:`\hat\rho` runs in chunks of
 #: incidences (a multiple of 4 each, so a one-hidden-layer :math:`\hat\rho` draws the same dropout masks as in

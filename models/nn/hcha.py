@@ -4,14 +4,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import scatter, softmax
 
 from .base import HypergraphModel, Linear, glorot_
 from .checks import check_bool, check_choice, check_common, check_float, check_int
 from .dropout import dropout as drop
 from .hgnn import HGNNConv, hypergraph_propagation
 from .registry import register_model
-from .sparse import Incidence, SparseOperator, inv
+from .sparse import Incidence, SparseOperator, inv, scatter, softmax
 
 
 class HCHAAttentionConv(nn.Module):

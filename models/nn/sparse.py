@@ -11,6 +11,8 @@ Tensors:
   warning silenced).
 - :func:`bag`: ``csr @ w`` computed as an ``embedding_bag`` sum of the rows of ``w``.
 - :func:`inv`: ``t ** -power`` with the ``inf`` of a zero degree replaced by 0 (degree normalisation).
+- :func:`scatter`, :func:`softmax`: ``torch_geometric.utils``' two functions on the same torch operations, so the
+  models import no ``torch_geometric`` (its import pulls in ``transformers``: 0.7 s of every ``hypergvl train``).
 
 Operators (``op @ z``, gradients in ``z`` only):
 
@@ -49,8 +51,8 @@ from torch import Tensor
 from .checks import check_choice
 
 __all__ = [
-    "coo_tensor", "csr_tensor", "bag", "inv", "SparseOperator", "BagOperator", "Propagation", "Incidence",
-    "ATTENTION_SCOPES", "GraphGroups", "direction", "aggregation", "Pattern", "weighted_aggregation",
+    "coo_tensor", "csr_tensor", "bag", "inv", "scatter", "softmax", "SparseOperator", "BagOperator", "Propagation",
+    "Incidence", "ATTENTION_SCOPES", "GraphGroups", "direction", "aggregation", "Pattern", "weighted_aggregation",
 ]
 
 T = TypeVar("T")
@@ -235,6 +237,47 @@ def inv(t: Tensor, power: float = 1.0) -> Tensor:
     """``t ** -power`` with ``inf`` (zero degree) replaced by 0, as every reference implementation does."""
     out = t.pow(-power)
     return torch.where(torch.isinf(out), torch.zeros_like(out), out)
+
+
+SCATTER_REDUCES = ("sum", "add", "mean", "min", "max")
+
+
+def scatter(src: Tensor, index: Tensor, dim: int = 0, dim_size: int | None = None, reduce: str = "sum") -> Tensor:
+    """Reduce the slices of ``src`` along ``dim`` into ``dim_size`` slots by ``index`` (1-D), as
+    ``torch_geometric.utils.scatter`` does without ``torch_scatter`` (the same torch operations in the same order,
+    so the same numbers; tests/models/nn/test_shared_ops.py compares them): ``sum``/``add`` and ``mean`` (empty slots
+    0, the count clamped at 1), ``min``/``max`` (empty slots 0)."""
+    if reduce not in SCATTER_REDUCES:
+        raise ValueError(f"unknown reduce {reduce!r}; choose one of {', '.join(SCATTER_REDUCES)}")
+    if index.dim() != 1:
+        raise ValueError(f"index must be one-dimensional, got {index.dim()} dimensions")
+    dim = src.dim() + dim if dim < 0 else dim
+    if dim_size is None:
+        dim_size = int(index.max()) + 1 if index.numel() > 0 else 0
+    size = src.size()[:dim] + (dim_size,) + src.size()[dim + 1:]
+    spread = _broadcast(index, src, dim)
+    if reduce in ("min", "max"):
+        return src.new_zeros(size).scatter_reduce_(dim, spread, src, reduce=f"a{reduce}", include_self=False)
+    out = src.new_zeros(size).scatter_add_(dim, spread, src)
+    if reduce == "mean":
+        count = src.new_zeros(dim_size).scatter_add_(0, index, src.new_ones(src.size(dim))).clamp(min=1)
+        out = out / _broadcast(count, out, dim)
+    return out
+
+
+def _broadcast(t: Tensor, ref: Tensor, dim: int) -> Tensor:
+    return t.view((1,) * dim + (-1,) + (1,) * (ref.dim() - dim - 1)).expand_as(ref)
+
+
+def softmax(src: Tensor, index: Tensor, num_nodes: int | None = None, dim: int = 0) -> Tensor:
+    """The softmax of ``src`` over the entries sharing an ``index`` (``torch_geometric.utils.softmax`` with an
+    index: the group maximum subtracted without gradient, 1e-16 added to each group's sum)."""
+    n = int(index.max()) + 1 if num_nodes is None and index.numel() > 0 else (num_nodes or 0)
+    dim = src.dim() + dim if dim < 0 else dim
+    src_max = scatter(src.detach(), index, dim, dim_size=n, reduce="max")
+    out = (src - src_max.index_select(dim, index)).exp()
+    out_sum = scatter(out, index, dim, dim_size=n, reduce="sum") + 1e-16
+    return out / out_sum.index_select(dim, index)
 
 
 class Incidence:

@@ -4,14 +4,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import softmax
 
 from .base import HypergraphModel, Linear, glorot_
 from .checks import check_bool, check_choice, check_common, check_float, check_int, check_probability
 from .dropout import dropout as drop
 from .hgnn import hypergraph_propagation
 from .registry import register_model
-from .sparse import Incidence, Propagation, SparseOperator, aggregation, inv, weighted_aggregation
+from .sparse import Incidence, Propagation, SparseOperator, aggregation, inv, softmax, weighted_aggregation
 
 
 def unigcn_propagation(inc: Incidence, first_aggregate: str = "mean") -> Propagation:

@@ -7,9 +7,9 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.metrics import accuracy_score, f1_score
 from torch import Tensor, nn
 
+from . import scores
 from .base import Task, TaskModule, add_extra_loss
 from .configs import GraphTaskConfig
 from .heads import GraphReadout
@@ -98,6 +98,5 @@ class HypergraphClassification(Task):
             ids = self.split[part]
             pred = np.concatenate([self._forward(module, b).argmax(-1).cpu().numpy() for b in self._chunks(ids)])
             y = self.y[ids]
-            res[part] = {"accuracy": 100.0 * accuracy_score(y, pred),
-                         "macro_f1": 100.0 * f1_score(y, pred, average="macro", zero_division=0)}
+            res[part] = {"accuracy": scores.accuracy(y, pred), "macro_f1": scores.macro_f1(y, pred)}
         return res

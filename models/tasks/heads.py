@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from torch import Tensor, nn
-from torch_geometric.utils import scatter
+
+from hypergvl.models.nn.sparse import scatter
 
 __all__ = ["HyperedgeScorer", "GraphReadout"]
 

@@ -7,9 +7,9 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.metrics import average_precision_score, roc_auc_score
 from torch import Tensor, nn
 
+from . import scores
 from .base import Task, TaskModule, _num_features, _to_device, add_extra_loss
 from .configs import HyperedgeTaskConfig
 from .heads import HyperedgeScorer
@@ -66,8 +66,8 @@ def _scores(y: np.ndarray, score: np.ndarray, kinds: np.ndarray, per_kind_mean: 
         sets["mixed"] = np.ones(len(y), dtype=bool)
     out = {}
     for name, sel in sets.items():
-        out[f"auroc_{name}"] = 100.0 * roc_auc_score(y[sel], score[sel])
-        out[f"ap_{name}"] = 100.0 * average_precision_score(y[sel], score[sel])
+        out[f"auroc_{name}"] = scores.auroc(y[sel], score[sel])
+        out[f"ap_{name}"] = scores.average_precision(y[sel], score[sel])
     names = [*NEGATIVE_SAMPLERS, "mixed"] if per_kind_mean else ["mixed"]
     for metric in ("auroc", "ap"):
         out[metric] = float(np.mean([out[f"{metric}_{name}"] for name in names]))

@@ -7,9 +7,9 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.metrics import accuracy_score
 from torch import Tensor, nn
 
+from . import scores
 from .base import Task, TaskModule, _num_features, _to_device, add_extra_loss
 from .configs import NodeTaskConfig
 from .fairness import fairness_metrics
@@ -77,7 +77,7 @@ class NodeClassification(Task):
         res = {}
         for part in ("val", "test"):
             idx = self.split[part].cpu().numpy()
-            res[part] = {"accuracy": 100.0 * accuracy_score(y[idx], pred[idx])}
+            res[part] = {"accuracy": scores.accuracy(y[idx], pred[idx])}
             if self.sensitive is not None and self.out_channels == 2:
                 res[part].update(fairness_metrics(pred[idx], y[idx], self.sensitive[idx]))
         return res

@@ -1,7 +1,8 @@
 """The operators the models share: the incidence aggregations (plain and weighted, also through an operator) against
 loops over the incidences with gradchecks, the live-rows linear map against ``F.linear``, and ``dropout`` /
 ``relu_dropout`` against the bool mask, bit for bit; on small random hypergraphs with an isolated node, an order-1
-hyperedge and a duplicate incidence."""
+hyperedge and a duplicate incidence; ``scatter`` and ``softmax`` against ``torch_geometric.utils``' own, bit for bit,
+and against loops."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,58 @@ import torch.nn.functional as F
 
 from hnn_toys import hypergraph_with_duplicate
 from hypergvl.models.nn.dropout import dropout as drop
-from hypergvl.models.nn.sparse import Incidence, aggregation, weighted_aggregation
+from hypergvl.models.nn.sparse import Incidence, aggregation, scatter, softmax, weighted_aggregation
+
+
+# ------------------------------------------------------------------------------------------- scatter and softmax
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "min", "max"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scatter_equals_pyg_bit_for_bit_and_a_loop(reduce, dim):
+    from torch_geometric.utils import scatter as pyg_scatter
+
+    g = torch.Generator().manual_seed(5)
+    src = torch.randn(4, 7, 3, generator=g, requires_grad=True)
+    index = torch.tensor([0, 2, 2, 5, 0, 2, 5][:src.size(dim)])
+    ours = scatter(src, index, dim, dim_size=7, reduce=reduce)  # slots 1, 3, 4 and 6 are empty
+    theirs = pyg_scatter(src, index, dim, dim_size=7, reduce=reduce)
+    assert torch.equal(ours, theirs)
+    grad = torch.randn(ours.shape, generator=g)
+    (g_ours,) = torch.autograd.grad(ours, src, grad)
+    (g_theirs,) = torch.autograd.grad(theirs, src, grad)
+    assert torch.equal(g_ours, g_theirs)
+    moved = src.detach().movedim(dim, 0)
+    expected = torch.zeros((7, *moved.shape[1:]))
+    for slot in index.unique():
+        rows = moved[index == slot]
+        expected[slot] = {"sum": rows.sum(0), "mean": rows.mean(0), "min": rows.amin(0), "max": rows.amax(0)}[reduce]
+    torch.testing.assert_close(ours.detach().movedim(dim, 0), expected)
+    inferred = scatter(src, index, dim, reduce=reduce)  # dim_size from the index
+    assert torch.equal(inferred, ours.narrow(dim, 0, int(index.max()) + 1))
+
+
+def test_scatter_refuses_what_it_does_not_compute():
+    with pytest.raises(ValueError, match="unknown reduce 'mul'; choose one of sum, add, mean, min, max"):
+        scatter(torch.ones(3), torch.tensor([0, 1, 1]), reduce="mul")
+    with pytest.raises(ValueError, match="one-dimensional"):
+        scatter(torch.ones(3), torch.tensor([[0, 1, 1]]))
+
+
+@pytest.mark.parametrize("shape", [(9,), (9, 4)])
+def test_softmax_equals_pyg_bit_for_bit_and_sums_to_one_per_group(shape):
+    from torch_geometric.utils import softmax as pyg_softmax
+
+    g = torch.Generator().manual_seed(6)
+    src = (30 * torch.randn(shape, generator=g)).requires_grad_()
+    index = torch.tensor([3, 0, 3, 3, 1, 0, 6, 1, 3])
+    ours, theirs = softmax(src, index, num_nodes=8), pyg_softmax(src, index, num_nodes=8)
+    assert torch.equal(ours, theirs)
+    grad = torch.randn(shape, generator=g)
+    assert torch.equal(torch.autograd.grad(ours, src, grad)[0], torch.autograd.grad(theirs, src, grad)[0])
+    for slot in index.unique():
+        torch.testing.assert_close(ours[index == slot].sum(0), torch.ones(shape[1:]))
+        torch.testing.assert_close(ours[index == slot], torch.softmax(src[index == slot], 0))
+    assert torch.equal(softmax(src, index), ours)  # the group count from the index
 
 
 # -------------------------------------------------------------------------------------------- incidence aggregations

@@ -47,7 +47,7 @@ def make_problems(n: int, seed: int):
     mix = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mix)
     responses = mix.build  # benchmarks/score.py's response mix
-    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.vqa import VISUAL_REPS
     from hypergvl.tasks import TASKS
     from hypergvl.space.scoring import AXES, SampleIndex
 

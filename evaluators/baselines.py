@@ -117,7 +117,7 @@ class Profile:
     source: str = ""
 
     def __post_init__(self):
-        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.vqa import VISUAL_REPS
         from hypergvl.tasks import TASK_CODES
         from hypergvl.text import TEXT_REPS
 
@@ -157,7 +157,7 @@ class Profile:
 
     def best(self, task: str, scale: str) -> tuple[str, str]:
         """The combination with the highest p (first in ``hypergvl.router.COMBINATIONS`` order among ties)."""
-        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.vqa import VISUAL_REPS
         from hypergvl.text import TEXT_REPS
 
         self.p(task, scale, next(iter(TEXT_REPS)), None)  # the clear error for an unlisted task
@@ -219,7 +219,7 @@ class ProfileAdapter:
     _by_image: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
-        from hypergvl.builder import VISUAL_REPS
+        from hypergvl.vqa import VISUAL_REPS
         from hypergvl.text import TEXT_REPS
 
         from hypergvl.build_folder import dataset_info, load_rows

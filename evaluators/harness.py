@@ -5,14 +5,14 @@ provide answers in predefined formats". Each expanded sample (a text representat
 one visual representation) goes to the model; the raw response is verified by the ``hypergvl_accuracy`` metric.
 Sec. 3.3 compares LVLMs with their LLMs: ``--visual-reps none`` sends the text representation and question only.
 
-A run is the set of sample ids its selection names (:class:`Selection`: tasks, representations, limit, routing);
-processes, shards and reruns only partition that set, so every partition merges to the same records:
+A run is the set of sample ids its selection names (:mod:`hypergvl.evaluators.selection`: tasks, representations,
+limit, routing); processes, shards and reruns only partition that set, so every partition merges to the same records:
 
 * ``accelerate launch -m hypergvl evaluate ...``: each rank answers every world-size-th sample still to
   answer and appends to ``samples.rank<R>.jsonl``; the main process merges the rank files into ``samples.jsonl``
   and writes ``results.json``. A rerun after a crash, with any world size, reads every file and skips what is done.
-* ``--shard I/N``: only the samples whose id hashes to shard I (:func:`shard_of`); ``hypergvl merge`` combines the
-  N shard folders, refusing overlaps, gaps and shards of different runs.
+* ``--shard I/N``: only the samples whose id hashes to shard I (:func:`hypergvl.evaluators.selection.shard_of`);
+  ``hypergvl merge`` combines the N shard folders, refusing overlaps, gaps and shards of different runs.
 * ``--routing SPEC`` (``router:DIR``, ``rand``, ``top``, ``oracle:RUN``): one sample per meta problem, the pair a
   routing policy (:mod:`hypergvl.evaluators.routing`) chooses (HyperGVL sec. 4); each record names the policy.
 
@@ -29,203 +29,30 @@ Output folder::
                     parsed, correct, unparsed, reference; (routed) routing. Lines are
                     appended and flushed as answers arrive (fsync'ed at least every second): a crash loses at most
                     the requests in flight, and a rerun skips every sample already answered
-    results.json    the leaderboard submission (written atomically at the end; schema in :func:`write_results`)
+    results.json    the leaderboard submission (written atomically at the end; schema in
+                    :func:`hypergvl.evaluators.run_folder.write_results`)
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from hypergvl.atomic import write_json
 from hypergvl.build_folder import dataset_info, load_rows
 from hypergvl.cli import UserError, command
 
 from .adapters import DEFAULT_MAX_NEW_TOKENS
 from .preflight import check_dataset, check_model
-from .run_folder import LOG, RESULTS, RUN, consolidate, drop_partial_tail, log_files, read_records, write_log
+from .run_folder import (LOG, RESULTS, claim_folder, consolidate, drop_partial_tail, load_run, log_files, read_records,
+                         write_log, write_results)
+from .selection import Selection, parse_shard, plan, selection_digest, shard_of
 
-SUBMISSION_FORMAT = 2
 FSYNC_EVERY_S = 1.0
 
 
 # ================================================================================================ inputs
-@dataclass(frozen=True)
-class Selection:
-    """Which samples a run answers. Every field is recorded in ``results.json``; shards of one run differ only in
-    ``shard``."""
-
-    tasks: tuple[str, ...] | None = None
-    text_reps: tuple[str, ...] | None = None
-    visual_reps: tuple[str, ...] | None = None
-    limit: int | None = None
-    routing: str | None = None
-    shard: tuple[int, int] | None = None  # (index, count)
-
-    def __post_init__(self):
-        from hypergvl.tasks import TASKS, config_name
-
-        # a code in any case, or its dataset config name (osp, 3cl), as load_dataset(..., "osp") spells it
-        spelled = {**{c.lower(): c for c in TASKS}, **{config_name(c): c for c in TASKS}}
-        for t in self.tasks or ():
-            if str(t).lower() not in spelled:
-                raise UserError(f"unknown task {t!r}; choose from {', '.join(TASKS)} (any case, or the config name: "
-                                f"{', '.join(config_name(c) for c in TASKS)})")
-        if self.tasks:
-            object.__setattr__(self, "tasks", tuple(spelled[str(t).lower()] for t in self.tasks))
-        if self.limit is not None and self.limit < 1:
-            raise UserError("--limit must be at least 1")
-        if self.shard is not None:
-            i, n = self.shard
-            if not (n >= 1 and 0 <= i < n):
-                raise UserError(f"--shard must be I/N with 0 <= I < N, got {i}/{n}")
-        if self.routing is not None and (self.text_reps or self.visual_reps):
-            raise UserError("--routing chooses the representations itself; drop --text-reps/--visual-reps")
-
-    @property
-    def text_only(self) -> bool:
-        from hypergvl.builder import TEXT_ONLY
-
-        return self.visual_reps == (TEXT_ONLY,)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    i, sep, n = text.partition("/")
-    if not sep or not i.isdigit() or not n.isdigit():
-        raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}")
-    return int(i), int(n)
-
-
-def shard_of(sample_id: str, count: int) -> int:
-    """The shard of a sample: a hash of its id, so shards are fixed whatever the order or the other samples."""
-    return int.from_bytes(hashlib.blake2b(sample_id.encode(), digest_size=8).digest(), "big") % count
-
-
-def selection_digest(ids) -> str:
-    return hashlib.sha256("".join(f"{i}\n" for i in sorted(ids)).encode()).hexdigest()
-
-
-def plan(rows, selection: Selection):
-    """``(vqa, indices, routing_name, full_ids)``: the expanded samples, the numbers of those this run (or shard)
-    answers, the routing policy's name, and the ids of the whole selection before sharding."""
-    from hypergvl.builder import expand
-
-    if selection.tasks:
-        wanted = set(selection.tasks)
-        rows = rows.filter(lambda t: t in wanted, input_columns=["task"])
-    vqa = expand(rows, selection.text_reps, selection.visual_reps, decode_images=False)
-    policy_name = None
-    if selection.routing is None:
-        indices = list(range(len(vqa)))
-    else:
-        from .routing import make_policy  # here: the baselines it loads cost 0.2 s that unrouted runs never need
-
-        try:
-            policy = make_policy(selection.routing)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        text_cols = [c for c in rows.column_names if not c.startswith("image_")]
-        choices = policy.choose(rows.select_columns(text_cols).to_list())
-        if len(choices) != len(rows):
-            raise UserError(f"routing {policy.name} chose {len(choices)} pairs for {len(rows)} meta problems")
-        try:
-            indices = [vqa.index(r, t, v) for r, (t, v) in enumerate(choices)]
-        except ValueError as exc:
-            raise UserError(f"routing {policy.name} chose an unknown representation: {exc}") from None
-        policy_name = policy.name
-    if selection.limit is not None:
-        indices = indices[:selection.limit]
-    full_ids = [vqa.sample_id(k) for k in indices]
-    if selection.shard is not None:
-        i, n = selection.shard
-        indices = [k for k, sid in zip(indices, full_ids) if shard_of(sid, n) == i]
-    return vqa, indices, policy_name, full_ids
-
-
-# ================================================================================================ run log
-def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = True) -> None:
-    """Record in ``out/run.json`` which model and build the folder's answers come from, or refuse a folder that
-    holds another run's (resuming it would mix two models' answers in one submission)."""
-    path = out / RUN
-    mine = {"model": model, "build_sha256": build}
-    if path.exists():
-        try:
-            theirs = json.loads(path.read_text())
-        except ValueError:
-            theirs = None
-        if theirs != mine:
-            held = theirs.get("model") if isinstance(theirs, dict) else "unknown"
-            raise UserError(f"{out} holds a run of {held} on build {str((theirs or {}).get('build_sha256'))[:12]}; "
-                            f"choose another --out for {model}")
-        return
-    if not is_main:
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    if log_files(out):
-        raise UserError(f"{out} holds answers of an unknown run (no {RUN}); choose another --out")
-    write_json(path, mine)
-
-
-# ================================================================================================ results
-def score_records(records: list[dict]) -> dict:
-    """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
-    from .accuracy import accuracy_scores
-
-    return accuracy_scores(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
-                           text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
-                           scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
-
-
-def finish_stats(records) -> dict:
-    """``finish_reasons`` (count per reason) and ``truncated_share``: the share of samples cut at the token limit
-    (``finish_reason == "length"``) among those that record a reason (logs written before it existed record none:
-    the share is then None)."""
-    from collections import Counter
-
-    counts = Counter(r["finish_reason"] for r in records if isinstance(r.get("finish_reason"), str))
-    known = sum(counts.values())
-    return {"finish_reasons": dict(sorted(counts.items())),
-            "truncated_share": counts.get("length", 0) / known if known else None}
-
-
-def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: dict, selection: dict,
-                  text_only: bool, generation: dict | None = None, device: str | None = None,
-                  config: dict | None = None) -> dict:
-    """Write ``results.json`` (format 2) atomically and return it.
-
-    Keys: ``format``; ``model`` (name, type, revision, num_parameters); ``dataset`` (id, sha256 per shard,
-    build_sha256, questions_only, full_build_sha256); ``selection`` (tasks, text_reps, visual_reps, limit, routing,
-    shard, num_samples and digest of the whole selection before sharding); ``text_only``; ``scored``;
-    ``scorer_version`` (the grading rules that made ``scores``; None unscored); ``num_samples`` (answered here);
-    ``scores`` (the ``hypergvl_accuracy`` output, or None unscored); ``generation`` (the decoding settings the
-    adapter used, None for the baselines); ``finish_reasons`` and ``truncated_share`` (:func:`finish_stats`);
-    ``mean_latency_s``; ``provenance`` (:func:`hypergvl.provenance.provenance` of ``config``, device).
-    Readers accept files written before ``scorer_version``, ``generation``, the finish statistics and
-    ``provenance`` existed."""
-    from hypergvl.answers import SCORER_VERSION
-    from hypergvl.provenance import provenance
-
-    recs = [records[k] for k in sorted(records)]
-    scored = bool(recs) and all("reference" in r for r in recs)
-    results = {"format": SUBMISSION_FORMAT, "model": model, "dataset": dataset, "selection": selection,
-               "text_only": text_only, "scored": scored, "scorer_version": SCORER_VERSION if scored else None,
-               "num_samples": len(recs), "scores": score_records(recs) if scored else None,
-               "generation": generation, **finish_stats(recs),
-               "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None,
-               "provenance": provenance(config, device=device)}
-    write_json(out / RESULTS, results, sort_keys=True)
-    return results
-
-
 # ================================================================================================ evaluate
 def _distributed():
     """accelerate's process state when launched with several processes (``accelerate launch --multi_gpu``,
@@ -359,24 +186,12 @@ def _model_info(adapter, state, out: Path) -> dict:
 
 
 # ================================================================================================ merge, score
-def _load_run(folder: Path) -> tuple[dict, dict[str, dict]]:
-    path = folder / RESULTS
-    try:
-        res = json.loads(path.read_text())
-        res["selection"]["digest"], res["model"]["name"], res["dataset"]["sha256"]
-    except FileNotFoundError:
-        raise UserError(f"{folder} has no {RESULTS}: finish that run first (rerun its evaluate command)") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{path} is not a hypergvl evaluate results file of format {SUBMISSION_FORMAT} ({exc})") from None
-    return res, read_records(log_files(folder))
-
-
 def merge_runs(folders: list[Path], out: Path) -> dict:
     """Combine the shard folders of one run into ``out``: the same records and results as an unsharded run.
 
     Refused with a message naming the folders: results of different datasets, models or selections, a shard
     missing or given twice, a sample in two folders, a sample in the wrong shard, or samples missing."""
-    runs = [(f, *_load_run(f)) for f in folders]
+    runs = [(f, *load_run(f)) for f in folders]
     first, res0, _ = runs[0]
     key = lambda r: {k: v for k, v in r["selection"].items() if k != "shard"}  # noqa: E731
     count = None
@@ -427,7 +242,7 @@ def score_run(run: Path, dataset: str, out: Path) -> dict:
     Logs and results written before ``finish_reason``, ``scorer_version`` or ``provenance`` existed are read."""
     from hypergvl.tasks import score_response
 
-    res, recs = _load_run(run)
+    res, recs = load_run(run)
     full = dataset_info(dataset)
     expected = res["dataset"].get("full_build_sha256") or res["dataset"].get("build_sha256")
     if expected != full["build_sha256"]:

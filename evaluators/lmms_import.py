@@ -4,9 +4,10 @@ lmms-eval (``--include_path evaluators/lmms_eval --log_samples --output_path LOG
 ``<date>_results.json`` and one ``<date>_samples_<task>.jsonl`` per subtask. Each logged line names its document
 (``doc_id``, the row number in the build, and ``target``, the row's answer) and the model's response
 (``filtered_resps``). This command turns them into the ``samples.jsonl`` and ``results.json`` that ``hypergvl
-evaluate`` writes (:func:`hypergvl.evaluators.harness.write_results`, with provenance), so ``hypergvl report`` and ``hypergvl
-score`` read it. Each response is graded again with the current rules (:func:`hypergvl.tasks.score_response`),
-as HyperGVL sec. 3.1 has every response verified against its row; a questions-only build gives unscored records.
+evaluate`` writes (:func:`hypergvl.evaluators.run_folder.write_results`, with provenance), so ``hypergvl report``
+and ``hypergvl score`` read it. Each response is graded again with the current rules
+(:func:`hypergvl.tasks.score_response`), as HyperGVL sec. 3.1 has every response verified against its row; a
+questions-only build gives unscored records.
 lmms-eval logs each response stripped of surrounding white space, so ``response`` is the harness's response
 stripped (graded alike: the grading rules ignore that white space). ``finish_reason`` is ``"length"`` when the
 logged output token count reached the run's ``max_new_tokens``; ``latency_s`` is the run's generation time over its
@@ -72,14 +73,14 @@ def _response(d: dict) -> str:
 
 def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open") -> dict:
     """Write ``out/samples.jsonl`` and ``out/results.json`` from the lmms-eval run under ``logdir``."""
-    from hypergvl.builder import TEXT_ONLY
+    from hypergvl.vqa import TEXT_ONLY
     from hypergvl.tasks import score_response
 
     from .adapters import ModelInfo
     from hypergvl.build_folder import dataset_info, load_rows
 
-    from .harness import claim_folder, selection_digest, write_results
-    from .run_folder import LOG, write_log
+    from .run_folder import LOG, claim_folder, write_log, write_results
+    from .selection import selection_digest
     from .lmms_eval.utils import pair_of
 
     results, files = find_run(logdir)

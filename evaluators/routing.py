@@ -12,7 +12,7 @@ Specs (:func:`make_policy`), the baselines registered here:
   ``rand:0``.
 - ``top`` -- ``n_set`` + ``enc_hy`` for every problem (Table 4's best textual and visual representations).
 - ``oracle:RUN_DIR`` -- the combination answered right most often for that meta problem in an exhaustive
-  ``hypergvl evaluate`` run (first in :data:`hypergvl.builder.COMBINATIONS` order among ties): an upper bound the
+  ``hypergvl evaluate`` run (first in :data:`hypergvl.vqa.COMBINATIONS` order among ties): an upper bound the
   paper does not report, meaningful only on the problems of that run. With one run of a stochastic model it also
   knows the draw (any pair that happened to be right), so it overstates what any router can reach.
 - ``profile`` / ``profile:FILE`` -- for the ``baseline:profile`` test bed: the combination with the highest
@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from hypergvl.builder import COMBINATIONS
+from hypergvl.vqa import COMBINATIONS
 from hypergvl.registry import Registry
 from hypergvl.runlog import damaged
 

@@ -1,9 +1,9 @@
-"""The run folder ``hypergvl evaluate --out`` writes, and the one place that reads and writes its logs.
+"""The run folder ``hypergvl evaluate --out`` writes, and the one place that reads and writes its files.
 
     samples.jsonl           one JSON line per answered sample (the schema is in :mod:`hypergvl.evaluators.harness`)
     samples.rank<R>.jsonl   a rank's lines while a distributed run is in flight (merged into samples.jsonl at its end)
-    results.json            the leaderboard submission (written by :func:`hypergvl.evaluators.harness.write_results`)
-    run.json                which model and build the folder's answers come from (:func:`~hypergvl.evaluators.harness.claim_folder`)
+    results.json            the leaderboard submission (:func:`write_results`; :func:`load_run` reads it back)
+    run.json                which model and build the folder's answers come from (:func:`claim_folder`)
 
 Readers: the harness (resume, merge, score), ``hypergvl report`` and ``submit``, the lmms-eval import, the oracle
 routing policy, the router's PRM dataset and study. Lines are read through :func:`hypergvl.runlog.iter_log`: a last
@@ -16,13 +16,14 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from hypergvl.atomic import atomic_path
+from hypergvl.atomic import atomic_path, write_json
 from hypergvl.cli import UserError
 from hypergvl.runlog import iter_log
 
 LOG = "samples.jsonl"
 RESULTS = "results.json"
 RUN = "run.json"
+SUBMISSION_FORMAT = 2
 
 
 def samples(folder: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -96,3 +97,91 @@ def consolidate(out: Path) -> dict[str, dict]:
         for p in ranks:
             p.unlink()
     return records
+
+
+def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = True) -> None:
+    """Record in ``out/run.json`` which model and build the folder's answers come from, or refuse a folder that
+    holds another run's (resuming it would mix two models' answers in one submission)."""
+    path = out / RUN
+    mine = {"model": model, "build_sha256": build}
+    if path.exists():
+        try:
+            theirs = json.loads(path.read_text())
+        except ValueError:
+            theirs = None
+        if theirs != mine:
+            held = theirs.get("model") if isinstance(theirs, dict) else "unknown"
+            raise UserError(f"{out} holds a run of {held} on build {str((theirs or {}).get('build_sha256'))[:12]}; "
+                            f"choose another --out for {model}")
+        return
+    if not is_main:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    if log_files(out):
+        raise UserError(f"{out} holds answers of an unknown run (no {RUN}); choose another --out")
+    write_json(path, mine)
+
+
+def score_records(records: list[dict]) -> dict:
+    """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
+    from .accuracy import accuracy_scores
+
+    return accuracy_scores(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
+                           text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
+                           scales=[r["scale"] for r in records], sources=[r["source"] for r in records])
+
+
+def finish_stats(records) -> dict:
+    """``finish_reasons`` (count per reason) and ``truncated_share``: the share of samples cut at the token limit
+    (``finish_reason == "length"``) among those that record a reason (logs written before it existed record none:
+    the share is then None)."""
+    from collections import Counter
+
+    counts = Counter(r["finish_reason"] for r in records if isinstance(r.get("finish_reason"), str))
+    known = sum(counts.values())
+    return {"finish_reasons": dict(sorted(counts.items())),
+            "truncated_share": counts.get("length", 0) / known if known else None}
+
+
+def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: dict, selection: dict,
+                  text_only: bool, generation: dict | None = None, device: str | None = None,
+                  config: dict | None = None) -> dict:
+    """Write ``results.json`` (format 2) atomically and return it.
+
+    Keys: ``format``; ``model`` (name, type, revision, num_parameters); ``dataset`` (id, sha256 per shard,
+    build_sha256, questions_only, full_build_sha256); ``selection`` (tasks, text_reps, visual_reps, limit, routing,
+    shard, num_samples and digest of the whole selection before sharding); ``text_only``; ``scored``;
+    ``scorer_version`` (the grading rules that made ``scores``; None unscored); ``num_samples`` (answered here);
+    ``scores`` (the ``hypergvl_accuracy`` output, or None unscored); ``generation`` (the decoding settings the
+    adapter used, None for the baselines); ``finish_reasons`` and ``truncated_share`` (:func:`finish_stats`);
+    ``mean_latency_s``; ``provenance`` (:func:`hypergvl.provenance.provenance` of ``config``, device).
+    Readers accept files written before ``scorer_version``, ``generation``, the finish statistics and
+    ``provenance`` existed."""
+    from hypergvl.answers import SCORER_VERSION
+    from hypergvl.provenance import provenance
+
+    recs = [records[k] for k in sorted(records)]
+    scored = bool(recs) and all("reference" in r for r in recs)
+    results = {"format": SUBMISSION_FORMAT, "model": model, "dataset": dataset, "selection": selection,
+               "text_only": text_only, "scored": scored, "scorer_version": SCORER_VERSION if scored else None,
+               "num_samples": len(recs), "scores": score_records(recs) if scored else None,
+               "generation": generation, **finish_stats(recs),
+               "mean_latency_s": sum(r["latency_s"] for r in recs) / len(recs) if recs else None,
+               "provenance": provenance(config, device=device)}
+    write_json(out / RESULTS, results, sort_keys=True)
+    return results
+
+
+def load_run(folder: Path) -> tuple[dict, dict[str, dict]]:
+    """A finished run's ``results.json`` and its records by sample id; :class:`UserError` when it has no results or
+    they are not of this format."""
+    path = folder / RESULTS
+    try:
+        res = json.loads(path.read_text())
+        res["selection"]["digest"], res["model"]["name"], res["dataset"]["sha256"]
+    except FileNotFoundError:
+        raise UserError(f"{folder} has no {RESULTS}: finish that run first (rerun its evaluate command)") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{path} is not a hypergvl evaluate results file of format {SUBMISSION_FORMAT} ({exc})"
+                        ) from None
+    return res, read_records(log_files(folder))

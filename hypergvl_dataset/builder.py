@@ -1,5 +1,5 @@
-"""Build the HyperGVL benchmark as a Hugging Face dataset repository (``hypergvl build``), expand meta problems
-into vision-language QA samples (:func:`expand`), and upload a build (``hypergvl push``).
+"""Build the HyperGVL benchmark as a Hugging Face dataset repository (``hypergvl build``) and upload a build
+(``hypergvl push``); its rows become vision-language QA samples through :func:`hypergvl.vqa.expand`.
 
 HyperGVL sec. 2.4: "the 84,000 vision-language QA samples in HyperGVL are related to 2,400 meta problems (each task
 200), where each meta problem p corresponds to 35 vision-language QA samples with varying hypergraph
@@ -24,24 +24,18 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from .cli import UserError, command
 from .answers import SCORER_VERSION
 from .atomic import atomic_path, write_json, write_text
-from .render import RENDERERS, render
+from .render import render
 from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
 from .text import TEXT_REPS
+from .vqa import VISUAL_REPS
 
 MANIFEST = ".hypergvl-build.json"
 SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
-#: the registered visual representations, as :data:`TEXT_REPS` are the text ones; each carries its label
-#: (:func:`hypergvl.render.visual_labels`); listing them imports no drawing library
-VISUAL_REPS = RENDERERS
-#: the paper's 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
-#: (fixed: the router's output layer has one unit per combination; a representation registered later is not routed)
-COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
-TEXT_ONLY = "none"  # the visual "representation" of a text-only sample (an LLM's prompt, HyperGVL sec. 3.3)
 BUILD_FORMAT = 1
 
 
@@ -361,124 +355,6 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
               "  author  = {Wei, Yanbin and Kang, Chun and Li, Siwei and Che, Haoxuan and Chen, Yang and Liu, Hua and Liu, Jian and Liu, Zhuang and Ouyang, Can and Xing, Fei and Sha, Lei and Liu, Rui and Zhang, Yu and Kwok, James},",
               "  journal = {arXiv preprint arXiv:2604.15648},", "  year    = {2026}", "}", "```", ""]
     return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------------------------ expand
-class ExpandedDataset:
-    """Vision-language QA samples of meta-problem rows, one per (text, visual) representation pair, made on access.
-
-    ``len`` is rows x text_reps x visual_reps; item ``k`` holds ``id``, ``meta_id``, ``task``, ``text_rep``,
-    ``visual_rep``, ``prompt`` (text representation, then the question), ``image`` and ``reference``. Nothing is
-    copied: each item reads its row's one image column from the underlying dataset.
-
-    ``visual_reps=("none",)`` (:data:`TEXT_ONLY`) gives text-only samples (``image`` None) for LLMs (HyperGVL sec.
-    3.3). With ``decode_images=False`` an image is its encoded PNG bytes (for a server that takes the PNG as is, or
-    a loader that decodes in a worker). A questions-only build (:mod:`hypergvl.questions`) has no
-    ``reference`` column: its samples carry ``reference`` None."""
-
-    def __init__(self, dataset, text_reps: Sequence[str], visual_reps: Sequence[str], decode_images: bool = True):
-
-        for r in text_reps:
-            if r not in TEXT_REPS:
-                raise ValueError(f"unknown text representation {r!r}; choose from {', '.join(TEXT_REPS)}")
-        for r in visual_reps:
-            if r not in (*VISUAL_REPS, TEXT_ONLY):
-                raise ValueError(f"unknown visual representation {r!r}; choose from {', '.join(VISUAL_REPS)} "
-                                 f"or {TEXT_ONLY} (text only)")
-        if TEXT_ONLY in visual_reps and len(visual_reps) > 1:
-            raise ValueError(f"visual representation {TEXT_ONLY!r} (text only) cannot be combined with images")
-        if not text_reps or not visual_reps:
-            raise ValueError("need at least one text and one visual representation")
-        self.dataset, self.text_reps, self.visual_reps = dataset, tuple(text_reps), tuple(visual_reps)
-        self._per_row = len(self.text_reps) * len(self.visual_reps)
-        columns = getattr(dataset, "column_names", None) or (list(dataset[0]) if len(dataset) else [])
-        self.has_references = "reference" in columns
-        base = ["id", "task", "question"] + ["reference"] * self.has_references + [f"text_{r}" for r in self.text_reps]
-        select = hasattr(dataset, "select_columns")
-        self._text_view = dataset.select_columns(base) if select else dataset
-        self._image_views = {}
-        for r in self.visual_reps:
-            if r == TEXT_ONLY:
-                continue
-            view = dataset.select_columns([f"image_{r}"]) if select else dataset
-            if not decode_images and select:
-                from datasets import Image
-
-                view = view.cast_column(f"image_{r}", Image(decode=False))
-            self._image_views[r] = view
-        self._decode = decode_images
-        self._last_row: tuple[int, dict | None] = (-1, None)
-
-    def __len__(self) -> int:
-        return len(self.dataset) * self._per_row
-
-    @property
-    def meta_ids(self) -> list[str]:
-        if not hasattr(self, "_ids"):
-            self._ids = self._text_view["id"]
-        return self._ids
-
-    def sample_id(self, k: int) -> str:
-        """``<meta id>/<text rep>/<visual rep>`` of sample ``k`` without reading the row."""
-        row, t, v = self.locate(k)
-        return f"{self.meta_ids[row]}/{t}/{v}"
-
-    def index(self, row: int, text_rep: str, visual_rep: str) -> int:
-        """The sample number of row ``row`` shown as (``text_rep``, ``visual_rep``): the inverse of :meth:`locate`."""
-        return (row * len(self.text_reps) + self.text_reps.index(text_rep)) * len(self.visual_reps) \
-            + self.visual_reps.index(visual_rep)
-
-    def locate(self, k: int) -> tuple[int, str, str]:
-        if not -len(self) <= k < len(self):
-            raise IndexError(k)
-        k %= len(self)
-        row, rest = divmod(k, self._per_row)
-        t, v = divmod(rest, len(self.visual_reps))
-        return row, self.text_reps[t], self.visual_reps[v]
-
-    def __getitem__(self, k: int) -> dict:
-        row_idx, t, v = self.locate(k)
-        cached = self._last_row  # the 35 samples of a row are consecutive: read its text columns once
-        if cached[0] == row_idx:
-            row = cached[1]
-        else:
-            row = self._text_view[row_idx]
-            self._last_row = (row_idx, row)  # one tuple assignment: safe for the prefetch threads
-        image = None
-        if v != TEXT_ONLY:
-            image = self._image_views[v][row_idx][f"image_{v}"]
-            if not self._decode and isinstance(image, dict):
-                image = image["bytes"]
-        return {"id": f"{row['id']}/{t}/{v}", "meta_id": row["id"], "task": row["task"], "text_rep": t,
-                "visual_rep": v, "prompt": f"{row[f'text_{t}']} {row['question']}",
-                "image": image, "reference": row.get("reference")}
-
-    def __iter__(self) -> Iterator[dict]:
-        for k in range(len(self)):
-            yield self[k]
-
-    def references(self) -> list[str]:
-        """The ``reference`` of every sample, in order, without decoding any image (for the metric)."""
-        if not self.has_references:
-            raise ValueError("a questions-only build has no references")
-        refs = self._text_view["reference"]
-        return [r for r in refs for _ in range(self._per_row)]
-
-    def to_iterable_dataset(self):
-        """The samples as a ``datasets.IterableDataset`` (streams; nothing materialised)."""
-        import datasets
-
-        return datasets.IterableDataset.from_generator(self.__iter__)
-
-
-def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequence[str] | None = None, *,
-           decode_images: bool = True) -> ExpandedDataset:
-    """Turn meta-problem rows into VQA samples: 35 per row by default (7 text x 5 visual representations).
-
-    ``visual_reps=["none"]`` gives the text-only samples an LLM is asked (HyperGVL sec. 3.3)."""
-
-    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or tuple(VISUAL_REPS),
-                           decode_images=decode_images)
 
 
 # ------------------------------------------------------------------------------------------------ commands

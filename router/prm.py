@@ -43,7 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl.atomic import atomic_path, write_json, write_text
-from hypergvl.builder import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
+from hypergvl.vqa import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
 from hypergvl.evaluators.run_folder import LOG, RESULTS, read_results, samples
 from hypergvl.provenance import provenance
 from hypergvl.runlog import damaged

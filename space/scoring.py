@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hypergvl.evaluators.accuracy import accuracy_scores
-from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
 from hypergvl.tasks import TASK_CODES, UNDERSTANDING
 
 SCALES = ("small", "medium", "large")

@@ -63,7 +63,7 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
     """Answer ``testset_name`` with ``model`` (resumable in ``out``) and return the server-scored entry; with
     ``budget_s``, in a child process stopped after that many seconds (a :class:`SubmissionError` then)."""
     from hypergvl.evaluators.run_folder import LOG
-    from hypergvl.builder import TEXT_ONLY
+    from hypergvl.vqa import TEXT_ONLY
 
     testset = service.sets.get(testset_name)
     kind = track.partition(":")[0]

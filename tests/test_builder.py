@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import hypergvl_checker as checker
-from hypergvl.builder import BuildConfig, expand, plan
+from hypergvl.builder import BuildConfig, plan
+from hypergvl.vqa import expand
 from hypergvl.cli import main
 
 TASKS = ("VC", "HEC", "ISM", "HHM", "SHC")  # as the conftest's small_build

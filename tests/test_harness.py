@@ -115,7 +115,7 @@ def test_bad_input(small_build, tmp_path, capsys):
 
 def test_task_codes_in_any_case_or_as_config_names():
     """``--tasks osp 3cl`` selects what ``load_dataset(..., "osp")`` calls its configs; an unknown code lists both."""
-    from hypergvl.evaluators.harness import Selection
+    from hypergvl.evaluators.selection import Selection
     from hypergvl.cli import UserError
 
     assert Selection(tasks=("osp", "3cl", "Ne", "one", "3-cl")).tasks == ("OSP", "3-CL", "Ne", "ONe", "3-CL")

@@ -44,7 +44,7 @@ def test_task_folder_has_one_subtask_per_pair_and_the_two_groups():
     from lmms_eval.tasks import TaskManager
 
     from hypergvl.evaluators.adapters import DEFAULT_MAX_NEW_TOKENS
-    from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
     from hypergvl.text import TEXT_REPS
 
     index = TaskManager("ERROR", include_path=str(TASKS_DIR), include_defaults=False).task_index
@@ -346,7 +346,7 @@ def test_hypergvl_group_sends_the_harness_prompts_and_images(small_build, tmp_pa
 
     from PIL import Image
 
-    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.vqa import VISUAL_REPS
     from hypergvl.text import TEXT_REPS
 
     pairs = len(TEXT_REPS) * len(VISUAL_REPS)

@@ -49,7 +49,7 @@ def e1_pngs() -> dict[str, bytes]:
 
 
 def test_registry_lists_exactly_the_five_and_rejects_unknown_and_duplicate_names():
-    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.vqa import VISUAL_REPS
 
     assert list(RENDERERS) == NAMES
     assert visual_labels() == {"enc_hy": "Enc-Hy", "bi_inc": "Bi-Inc", "sh_inc": "Sh-Inc", "st_inc": "St-Inc",

@@ -24,7 +24,7 @@ def _samples(small_build, vision: bool):
     """The prompts and images the harness sends for SELECTION."""
     from hypergvl.evaluators.adapters import Sample
     from hypergvl.build_folder import load_rows
-    from hypergvl.evaluators.harness import Selection, plan
+    from hypergvl.evaluators.selection import Selection, plan
 
     rows = load_rows(str(small_build))
     vqa, indices, _, _ = plan(rows, Selection(tuple(SELECTION["tasks"]), tuple(SELECTION["text_reps"]),

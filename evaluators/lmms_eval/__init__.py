@@ -4,7 +4,7 @@ The YAML files here are the tasks (one per representation pair, plus the groups)
 See ``README.md`` in this folder.
 
 The task and group files are generated from the registries (:data:`hypergvl.text.TEXT_REPS`,
-:data:`hypergvl.builder.VISUAL_REPS`) by :func:`task_files`: ``python -m hypergvl.evaluators.lmms_eval`` rewrites
+:data:`hypergvl.vqa.VISUAL_REPS`) by :func:`task_files`: ``python -m hypergvl.evaluators.lmms_eval`` rewrites
 them, and ``tests/test_lmms_eval.py`` checks that the shipped ones are current. Only ``_default_template.yaml`` (the
 hooks and generation settings every subtask shares) is written by hand."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ _METRICS = ("accuracy", "avg_u", "avg_r", "unparsed_rate")
 
 def task_files() -> dict[str, str]:
     """File name -> content of every generated task and group file."""
-    from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
     from hypergvl.text import TEXT_REPS
 
     files, members = {}, {"hypergvl": [], "hypergvl_text_only": []}

@@ -4,7 +4,7 @@ HyperGVL sec. 3.1: "For all LVLMs, the zero-shot setting is adopted for the eval
 provide answers in predefined formats". A lmms-eval document is one meta-problem row; each subtask shows it in one
 (text, visual) representation pair, named by its ``lmms_eval_specific_kwargs`` (``text_rep``, ``visual_rep``;
 ``visual_rep: none`` is the text-only track of sec. 3.3). The prompt and the image are those ``hypergvl evaluate``
-sends: :func:`hypergvl.builder.expand` makes them, and the image is decoded to RGB as the ``hf:`` adapter
+sends: :func:`hypergvl.vqa.expand` makes them, and the image is decoded to RGB as the ``hf:`` adapter
 decodes it. Responses are graded by :func:`hypergvl.tasks.score_response` and aggregated by the
 ``hypergvl_accuracy`` metric: accuracy, Avg.U and Avg.R ("the average accuracy across understanding and reasoning
 tasks", sec. 3.2, Table 3) and the share of unparsed answers, in percent.
@@ -58,7 +58,7 @@ def task_name(text_rep: str, visual_rep: str) -> str:
 
 def pair_of(task: str) -> tuple[str, str]:
     """The (text rep, visual rep) of a task named by :func:`task_name`; ValueError for any other name."""
-    from hypergvl.builder import TEXT_ONLY, VISUAL_REPS
+    from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
     from hypergvl.text import TEXT_REPS
 
     for t in TEXT_REPS:
@@ -69,7 +69,7 @@ def pair_of(task: str) -> tuple[str, str]:
 
 
 def _sample(doc: dict, text_rep: str, visual_rep: str) -> dict:
-    from hypergvl.builder import expand
+    from hypergvl.vqa import expand
 
     return expand([doc], (text_rep,), (visual_rep,))[0]
 
@@ -77,7 +77,7 @@ def _sample(doc: dict, text_rep: str, visual_rep: str) -> dict:
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict) -> str:
     """The text representation, then the appendix E.2 question: the harness's prompt. It does not depend on the
     image, and lmms-eval also asks for it with the image columns removed, so it is taken from the text-only sample."""
-    from hypergvl.builder import TEXT_ONLY
+    from hypergvl.vqa import TEXT_ONLY
 
     return _sample(doc, lmms_eval_specific_kwargs["text_rep"], TEXT_ONLY)["prompt"]
 

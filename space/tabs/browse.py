@@ -30,7 +30,7 @@ class Browser:
         return self._rows[name]
 
     def show(self, name: str, task: str, scale: str, source: str, text_rep: str, visual_rep: str, number: float):
-        from hypergvl.builder import expand
+        from hypergvl.vqa import expand
 
         s = self.service.sets.get(name)
         if s.kind != PUBLIC:

@@ -137,7 +137,7 @@ def pair_attack(client, testset, answers: dict[str, int], rng) -> int:
     """Finding 2's attacker after its one submission (``Ans: k`` on pair k): 35 filtered /leaderboard calls; a task
     whose view at pair k scores above 0 is answered k; where the views tell nothing, a guess among 1..35.
     Returns how many hidden answers it got right."""
-    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.vqa import VISUAL_REPS
     from hypergvl.space.scoring import AXES
 
     guess: dict[str, int] = {}
@@ -159,7 +159,7 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
     representation, recovered seven hidden answers. Now the hidden set's views are refused below the aggregation
     limit, and the attacker does no better than guessing (binomial bound, seeded); the same attack on the public set
     (whose answers are published) recovers every answer, so the test can tell."""
-    from hypergvl.builder import VISUAL_REPS
+    from hypergvl.vqa import VISUAL_REPS
     from hypergvl.space.scoring import AXES
 
     pairs = [(t, v) for t in AXES["text_rep"] for v in VISUAL_REPS]

@@ -102,6 +102,9 @@ _SETGNN = (  # AllSet's SetGNN flags common to AllSetTransformer and AllDeepSets
     ("trainer.num_layers", 1, f"{_ONE}:45,65 (All_num_layers 1: one V->E->V block, {_MODELS}:347-388)"),
 )
 
+_NO_SELF_LOOPS = (f"{_TRAIN}:354-360 (CEGCN, CEGAT and HyperGCN get no singleton hyperedges: no Add_Self_Loops, "
+                  "which lines 347, 378, 386 and 393 call for the other methods)")
+
 ALLSET_PROTOCOL = Protocol(
     name="allset",
     description="AllSet / ED-HNN: 50/25/25 random splits, best validation epoch (the first on ties), per-dataset "
@@ -138,14 +141,17 @@ ALLSET_PROTOCOL = Protocol(
         "HyperGCN": (("trainer.num_layers", 1, (f"{_ONE}:125 (All_num_layers 1; {_MODELS}:40-46: h = [d, c], "
                                                 "one layer)")),
                      ("model.mediators", True, f"{_ONE}:130 (--HyperGCN_mediators)"),
-                     ("model.fast", True, f"{_ONE}:131 (--HyperGCN_fast)")),
+                     ("model.fast", True, f"{_ONE}:131 (--HyperGCN_fast)"),
+                     ("task.self_loops", False, _NO_SELF_LOOPS)),
         "CEGCN": (("trainer.num_layers", 2, (f"{_ONE}:85 (All_num_layers 1; {_MODELS}:94-108 builds the first "
                                              "and the last GCN layer: two)")),
-                  ("model.use_bn", False, f"{_TRAIN}:250 (normalization 'ln', and CEGCN normalises only for 'bn')")),
+                  ("model.use_bn", False, f"{_TRAIN}:250 (normalization 'ln', and CEGCN normalises only for 'bn')"),
+                  ("task.self_loops", False, _NO_SELF_LOOPS)),
         "CEGAT": (("trainer.num_layers", 2, f"{_ONE}:105 (All_num_layers 1; {_MODELS}:155-163: two GAT layers)"),
                   ("model.use_bn", False, f"{_TRAIN}:250 (normalization 'ln', and CEGAT normalises only for 'bn')"),
                   ("model.concat", True, f"{_MODELS}:147 (GATConv(in, hid, heads): heads concatenated)"),
-                  ("model.output_heads", 1, f"{_TRAIN}:267 (output_heads 1)")),
+                  ("model.output_heads", 1, f"{_TRAIN}:267 (output_heads 1)"),
+                  ("task.self_loops", False, _NO_SELF_LOOPS)),
         "UniGCNII": (("trainer.num_layers", 1, f"{_ONE}:222 (All_num_layers 1; {_MODELS}:973-974: one convolution)"),
                      ("trainer.lr", 0.01, f"{_TRAIN}:464-467 (UniGCNII's own Adam, lr=0.01, whatever --lr says)"),
                      ("trainer.weight_decay", 5e-4,

@@ -268,7 +268,8 @@ def finished_runs(out: Path | str) -> int:
 
 #: config fields added after runs and points were written, with the value that gives the behaviour from before they
 #: existed: a saved config that does not record one was run with that value
-FIELDS_ADDED_LATER = {("task", "paper_loss"): "double_sigmoid", ("task", "paper_validation"): "train"}
+FIELDS_ADDED_LATER = {("task", "paper_loss"): "double_sigmoid", ("task", "paper_validation"): "train",
+                      ("task", "self_loops"): True}  # node classification's: every earlier node run had them
 
 
 def fill_fields_added_later(saved: dict, now: dict) -> dict:
@@ -348,7 +349,8 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     if perturb is not None and not hasattr(task_cls, "make_split"):
         raise ConfigError(f"perturbations apply to node classification only, not task {task!r}")
     if data is None:
-        data = load_dataset(dataset, raw_root or os.environ.get("HYPERGVL_RAW_ROOT"), **task_cls.load_kwargs)
+        data = load_dataset(dataset, raw_root or os.environ.get("HYPERGVL_RAW_ROOT"),
+                            **task_cls.load_options(cfg.task))
     if _is_graph_collection(data) != task_cls.graph_level:
         kind = "a collection of hypergraphs" if task_cls.graph_level else "a single hypergraph"
         raise ConfigError(f"task {task!r} needs {kind}; dataset {dataset!r} is not one")

@@ -53,6 +53,11 @@ class Task(abc.ABC):
     in_channels: int
     out_channels: int  # width of the encoder's output
 
+    @classmethod
+    def load_options(cls, cfg: Any) -> dict:
+        """The arguments of :func:`hypergvl.models.datasets.load` for a run under task settings ``cfg``."""
+        return dict(cls.load_kwargs)
+
     def __init__(self, data: Any, cfg: Any, seed: int, *, hidden: int, device: torch.device | str = "cpu"):
         self.cfg = cfg
         self.seed = seed

@@ -36,6 +36,9 @@ class NodeTaskConfig:
 
     train_frac: float = 0.5
     val_frac: float = 0.25
+    # a singleton hyperedge for every node lacking one, added when the dataset is loaded (DHG-Bench's
+    # Add_Self_Loops for node classification; AllSet gives HyperGCN, CEGCN and CEGAT none)
+    self_loops: bool = True
 
     def __post_init__(self) -> None:
         _check_fractions(self.train_frac, self.val_frac)

@@ -20,6 +20,13 @@ from .splits import split_indices
 __all__ = ["NodeClassification"]
 
 
+def _singleton_per_node(hyperedge_index: Tensor, num_nodes: int) -> bool:
+    """Whether every node is the one member of some hyperedge (what ``add_self_loops`` leaves)."""
+    size = torch.bincount(hyperedge_index[1])
+    alone = hyperedge_index[0][size[hyperedge_index[1]] == 1]
+    return num_nodes > 0 and int(torch.unique(alone).numel()) == num_nodes
+
+
 @register_task("node")
 class NodeClassification(Task):
     """Node classification (DHG-Bench sections 2 and 3.1; scored at the final epoch by default, as the
@@ -32,6 +39,9 @@ class NodeClassification(Task):
     def __init__(self, data: Any, cfg: NodeTaskConfig, seed: int, *, hidden: int,
                  device: torch.device | str = "cpu", split: Optional[dict[str, Tensor]] = None):
         super().__init__(data, cfg, seed, hidden=hidden, device=device)
+        if not cfg.self_loops and _singleton_per_node(data.hyperedge_index, int(data.num_nodes)):
+            raise ValueError("task.self_loops is false, but the data holds a singleton hyperedge for every node: "
+                             "load it with add_self_loops=False (NodeClassification.load_options)")
         if split is None:
             split = self.make_split(int(data.num_nodes), cfg, seed)
         self.split = {k: _to_device(v, self.device) for k, v in split.items()}
@@ -44,6 +54,10 @@ class NodeClassification(Task):
         self.sensitive = sens if sens is not None and np.isin(sens, (0, 1)).all() else None
         self.in_channels = _num_features(self.x)
         self.out_channels = int(getattr(data, "num_classes", 0) or int(self.y.max()) + 1)
+
+    @classmethod
+    def load_options(cls, cfg: NodeTaskConfig) -> dict:
+        return {**cls.load_kwargs, "add_self_loops": cfg.self_loops}
 
     @staticmethod
     def make_split(num_nodes: int, cfg: NodeTaskConfig, seed: int) -> dict[str, Tensor]:

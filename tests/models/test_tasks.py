@@ -95,6 +95,27 @@ def test_node_task_split_follows_seed():
     assert len(t0.split["train"]) == 30 and len(t0.split["val"]) == 15 and len(t0.split["test"]) == 15
 
 
+def test_node_task_self_loops_decide_the_load_and_refuse_data_that_contradicts_them():
+    """``task.self_loops`` (DHG-Bench adds a singleton per node; AllSet gives CEGCN, CEGAT and HyperGCN none) is
+    what the trainer loads with, and a task told there are none refuses data with a singleton for every node."""
+    from hypergvl.models.datasets import add_self_loops
+
+    assert T.NodeClassification.load_options(T.NodeTaskConfig()) == {"add_self_loops": True}
+    assert T.NodeClassification.load_options(T.NodeTaskConfig(self_loops=False)) == {"add_self_loops": False}
+    plain = planted_hypergraph()
+    looped = add_self_loops(plain)
+    assert looped.num_hyperedges == plain.num_hyperedges + plain.num_nodes  # planted has no singleton
+    T.NodeClassification(plain, T.NodeTaskConfig(self_loops=False), 0, hidden=8)
+    T.NodeClassification(looped, T.NodeTaskConfig(), 0, hidden=8)
+    with pytest.raises(ValueError, match="singleton hyperedge for every node"):
+        T.NodeClassification(looped, T.NodeTaskConfig(self_loops=False), 0, hidden=8)
+    # a singleton for all but one node is data as given, not loops added by the loader
+    keep = looped.hyperedge_index[:, looped.hyperedge_index[1] != looped.num_hyperedges - 1]
+    partial = type(looped)(x=looped.x, y=looped.y, num_nodes=looped.num_nodes, hyperedge_index=keep,
+                           num_hyperedges=looped.num_hyperedges - 1, name="partial")
+    T.NodeClassification(partial, T.NodeTaskConfig(self_loops=False), 0, hidden=8)
+
+
 def test_hyperedge_positives_partition_distinct_hyperedges():
     base = planted_hypergraph(seed=1)
     hes = T.unique_hyperedges(base.hyperedge_index)

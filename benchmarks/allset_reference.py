@@ -26,6 +26,7 @@ Laplacians of the two codes on one random direction are compared first (``laplac
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -64,12 +65,20 @@ def load_reference(src: Path):
     return utils, namespace["HyperGCN"]
 
 
-def node_task(dataset: str, seed: int, loops: bool):
+@functools.lru_cache(maxsize=None)
+def load(dataset: str, loops: bool):
+    """The dataset as the trainer loads it, once per (dataset, loops) for every seed of both sides."""
     from hypergvl.models import trainer as T
 
-    data = T.load_dataset(dataset, os.environ.get("HYPERGVL_RAW_ROOT"), add_self_loops=loops)
+    return T.load_dataset(dataset, os.environ.get("HYPERGVL_RAW_ROOT"), add_self_loops=loops)
+
+
+def node_task(dataset: str, seed: int):
+    """Our node task of ``seed`` under the protocol (no singletons for HyperGCN): its split, features, hyperedges."""
+    from hypergvl.models import trainer as T
+
     cfg = T.resolve_config("HyperGCN", "node", dataset, None, ["protocol=allset"])
-    return data, T.get_task("node")(data, cfg.task, seed, hidden=cfg.trainer.hidden, device="cpu")
+    return T.get_task("node")(load(dataset, False), cfg.task, seed, hidden=cfg.trainer.hidden, device="cpu")
 
 
 def hyperedges(hyperedge_index: torch.Tensor) -> dict[int, list[int]]:
@@ -91,7 +100,7 @@ def laplacian_difference(utils, dataset: str) -> dict:
     from hypergvl.models.nn.hypergcn import hypergcn_laplacian
     from hypergvl.models.nn.sparse import Incidence
 
-    _, t = node_task(dataset, 0, False)
+    t = node_task(dataset, 0)
     x, hi = dense(t.x), t.hyperedge_index
     n = x.size(0)
     direction = np.random.RandomState(0).rand(x.size(1))
@@ -116,7 +125,7 @@ def laplacian_difference(utils, dataset: str) -> dict:
 
 
 def train_reference(HyperGCN, dataset: str, seed: int, epochs: int) -> dict:
-    _, t = node_task(dataset, seed, False)
+    t = node_task(dataset, seed)
     x = dense(t.x)
     np.random.seed(seed)  # the Laplacian's random direction
     torch.manual_seed(seed)
@@ -147,7 +156,7 @@ def train_reference(HyperGCN, dataset: str, seed: int, epochs: int) -> dict:
 def train_ours(dataset: str, seed: int, loops: bool, epochs: int) -> dict:
     from hypergvl.models import trainer as T
 
-    data, _ = node_task(dataset, seed, loops)
+    data = load(dataset, loops)
     with tempfile.TemporaryDirectory() as out:
         s = T.run_experiment("HyperGCN", dataset, "node", out=out, seeds=[seed], data=data,
                              overrides=["protocol=allset", f"trainer.epochs={epochs}", f"task.self_loops={loops}"],

@@ -23,6 +23,7 @@ from torch import Tensor
 from .data import HypergraphData
 
 __all__ = ["FEATURE_CHOICES", "csr_tensor", "sorted_unique", "incidence_from_pairs", "incidence_from_hyperedges", "add_self_loops",
+           "singleton_nodes",
            "features_to_torch", "derived_features", "onehot"]
 
 #: ``raw``: the dataset's own features (``FileNotFoundError`` when the file is missing);
@@ -74,16 +75,22 @@ def incidence_from_hyperedges(hyperedges: Iterable[Iterable[int]]) -> tuple[Tens
     return incidence_from_pairs(nodes, edges)
 
 
+def singleton_nodes(data: HypergraphData) -> Tensor:
+    """Which nodes are alone in some hyperedge (a bool per node)."""
+    ei = data.hyperedge_index
+    sizes = torch.bincount(ei[1], minlength=data.num_hyperedges)
+    alone = torch.zeros(data.num_nodes, dtype=torch.bool)
+    alone[ei[0][sizes[ei[1]] == 1]] = True
+    return alone
+
+
 def add_self_loops(data: HypergraphData) -> HypergraphData:
     """Add a singleton hyperedge ``{v}`` for every node ``v`` that is not already alone in a hyperedge.
 
     New hyperedges get ids ``M, M+1, ...`` in node order (DHG-Bench ``Add_Self_Loops``).
     """
     ei = data.hyperedge_index
-    sizes = torch.bincount(ei[1], minlength=data.num_hyperedges)
-    has_loop = torch.zeros(data.num_nodes, dtype=torch.bool)
-    has_loop[ei[0][sizes[ei[1]] == 1]] = True
-    new_nodes = torch.nonzero(~has_loop).reshape(-1)
+    new_nodes = torch.nonzero(~singleton_nodes(data)).reshape(-1)
     new_edges = data.num_hyperedges + torch.arange(new_nodes.numel())
     index = torch.cat([ei, torch.stack([new_nodes, new_edges])], dim=1)
     return data.replace(hyperedge_index=index, num_hyperedges=data.num_hyperedges + int(new_nodes.numel()))

@@ -20,13 +20,6 @@ from .splits import split_indices
 __all__ = ["NodeClassification"]
 
 
-def _singleton_per_node(hyperedge_index: Tensor, num_nodes: int) -> bool:
-    """Whether every node is the one member of some hyperedge (what ``add_self_loops`` leaves)."""
-    size = torch.bincount(hyperedge_index[1])
-    alone = hyperedge_index[0][size[hyperedge_index[1]] == 1]
-    return num_nodes > 0 and int(torch.unique(alone).numel()) == num_nodes
-
-
 @register_task("node")
 class NodeClassification(Task):
     """Node classification (DHG-Bench sections 2 and 3.1; scored at the final epoch by default, as the
@@ -39,9 +32,14 @@ class NodeClassification(Task):
     def __init__(self, data: Any, cfg: NodeTaskConfig, seed: int, *, hidden: int,
                  device: torch.device | str = "cpu", split: Optional[dict[str, Tensor]] = None):
         super().__init__(data, cfg, seed, hidden=hidden, device=device)
-        if not cfg.self_loops and _singleton_per_node(data.hyperedge_index, int(data.num_nodes)):
-            raise ValueError("task.self_loops is false, but the data holds a singleton hyperedge for every node: "
-                             "load it with add_self_loops=False (NodeClassification.load_options)")
+        if not cfg.self_loops:
+            # here, not at the top: the dataset package imports PyG, which the config check never needs (the data,
+            # loaded by now, has imported it)
+            from hypergvl.models.datasets.processing import singleton_nodes
+
+            if data.num_nodes and bool(singleton_nodes(data).all()):
+                raise ValueError("task.self_loops is false, but the data holds a singleton hyperedge for every node: "
+                                 "load it with add_self_loops=False (NodeClassification.load_options)")
         if split is None:
             split = self.make_split(int(data.num_nodes), cfg, seed)
         self.split = {k: _to_device(v, self.device) for k, v in split.items()}

@@ -39,7 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypergvl import Hypergraph, solvers, text
-from hypergvl.tasks import TASKS, Instance
+from hypergvl.build_folder import dataset_info, load_rows
+from hypergvl.tasks import Instance, TASKS, TASK_CODES, score_response
+from hypergvl.text import TEXT_REPS
+from hypergvl.vqa import VISUAL_REPS
 
 from .adapters import ModelInfo, Sample, register_adapter
 
@@ -117,10 +120,6 @@ class Profile:
     source: str = ""
 
     def __post_init__(self):
-        from hypergvl.vqa import VISUAL_REPS
-        from hypergvl.tasks import TASK_CODES
-        from hypergvl.text import TEXT_REPS
-
         where = self.source or self.name
         labels = {f"{t}+{v}" for t in TEXT_REPS for v in VISUAL_REPS}
         if not isinstance(self.table, dict) or not self.table:
@@ -157,9 +156,6 @@ class Profile:
 
     def best(self, task: str, scale: str) -> tuple[str, str]:
         """The combination with the highest p (first in ``hypergvl.router.COMBINATIONS`` order among ties)."""
-        from hypergvl.vqa import VISUAL_REPS
-        from hypergvl.text import TEXT_REPS
-
         self.p(task, scale, next(iter(TEXT_REPS)), None)  # the clear error for an unlisted task
         row = self.table[task][scale]
         return max(((t, v) for t in TEXT_REPS for v in VISUAL_REPS), key=lambda c: row[f"{c[0]}+{c[1]}"])
@@ -186,8 +182,6 @@ def load_profile(path: str | Path | None = None) -> Profile:
 
 def _wrong_answer(prompt: str, reference: str) -> str:
     """A format-valid answer that the verifier rejects (random answers of the task until one is wrong)."""
-    from hypergvl.tasks import score_response
-
     for k in range(50):
         try:
             ans = f"Ans: {random_answer(prompt if k == 0 else f'{prompt}#{k}')}"
@@ -219,11 +213,6 @@ class ProfileAdapter:
     _by_image: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
-        from hypergvl.vqa import VISUAL_REPS
-        from hypergvl.text import TEXT_REPS
-
-        from hypergvl.build_folder import dataset_info, load_rows
-
         try:
             rows = load_rows(self.dataset, dataset_info(self.dataset)["build_sha256"])
         except Exception as exc:  # noqa: BLE001 - UserError and the datasets errors alike

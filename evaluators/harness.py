@@ -42,6 +42,7 @@ from pathlib import Path
 
 from hypergvl.build_folder import dataset_info, load_rows
 from hypergvl.cli import UserError, command
+from hypergvl.tasks import score_response
 
 from .adapters import DEFAULT_MAX_NEW_TOKENS
 from .preflight import check_dataset, check_model
@@ -78,7 +79,6 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     Returns the results (None on the non-main ranks of a distributed run)."""
     from tqdm.auto import tqdm
 
-    from hypergvl.tasks import score_response
 
     from . import baselines  # noqa: F401 - registers baseline:*
     from .adapters import Sample, finish_reason, make_adapter
@@ -240,8 +240,6 @@ def score_run(run: Path, dataset: str, out: Path) -> dict:
     current ``scorer_version``: a run over a questions-only set against the full build it was stripped from, or a
     run scored under older grading rules (its earlier verdicts are replaced; its responses are never asked again).
     Logs and results written before ``finish_reason``, ``scorer_version`` or ``provenance`` existed are read."""
-    from hypergvl.tasks import score_response
-
     res, recs = load_run(run)
     full = dataset_info(dataset)
     expected = res["dataset"].get("full_build_sha256") or res["dataset"].get("build_sha256")

@@ -24,6 +24,14 @@ import json
 from pathlib import Path
 
 from hypergvl.cli import UserError, command
+from hypergvl.build_folder import dataset_info, load_rows
+from hypergvl.tasks import score_response
+from hypergvl.vqa import TEXT_ONLY
+
+from .adapters import ModelInfo
+from .harness import _summary
+from .run_folder import LOG, claim_folder, write_log, write_results
+from .selection import selection_digest
 
 SAMPLES = "_samples_"
 RESULTS_SUFFIX = "_results.json"
@@ -73,15 +81,7 @@ def _response(d: dict) -> str:
 
 def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open") -> dict:
     """Write ``out/samples.jsonl`` and ``out/results.json`` from the lmms-eval run under ``logdir``."""
-    from hypergvl.vqa import TEXT_ONLY
-    from hypergvl.tasks import score_response
-
-    from .adapters import ModelInfo
-    from hypergvl.build_folder import dataset_info, load_rows
-
-    from .run_folder import LOG, claim_folder, write_log, write_results
-    from .selection import selection_digest
-    from .lmms_eval.utils import pair_of
+    from .lmms_eval.utils import pair_of  # the lmms-eval plugin's module: loaded by an import, not by the CLI
 
     results, files = find_run(logdir)
     pairs = {}
@@ -145,7 +145,5 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("import-lmms-eval", _args)
 def _import(args: argparse.Namespace) -> int:
     """Turn an lmms-eval run of the HyperGVL tasks (--log_samples) into a run folder for report and score."""
-    from .harness import _summary
-
     print(_summary(import_run(args.logdir, args.dataset, args.out, model_type=args.model_type), args.out))
     return 0

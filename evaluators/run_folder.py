@@ -19,6 +19,8 @@ from typing import Iterator
 from hypergvl.atomic import atomic_path, write_json
 from hypergvl.cli import UserError
 from hypergvl.runlog import iter_log
+from hypergvl.answers import SCORER_VERSION
+from hypergvl.provenance import provenance
 
 LOG = "samples.jsonl"
 RESULTS = "results.json"
@@ -157,9 +159,6 @@ def write_results(out: Path, records: dict[str, dict], *, model: dict, dataset: 
     ``mean_latency_s``; ``provenance`` (:func:`hypergvl.provenance.provenance` of ``config``, device).
     Readers accept files written before ``scorer_version``, ``generation``, the finish statistics and
     ``provenance`` existed."""
-    from hypergvl.answers import SCORER_VERSION
-    from hypergvl.provenance import provenance
-
     recs = [records[k] for k in sorted(records)]
     scored = bool(recs) and all("reference" in r for r in recs)
     results = {"format": SUBMISSION_FORMAT, "model": model, "dataset": dataset, "selection": selection,

@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import dataclass
 
 from hypergvl.cli import UserError
+from hypergvl.tasks import TASKS, config_name
+from hypergvl.vqa import TEXT_ONLY, expand
 
 __all__ = ["Selection", "parse_shard", "shard_of", "selection_digest", "plan"]
 
@@ -30,8 +32,6 @@ class Selection:
     shard: tuple[int, int] | None = None  # (index, count)
 
     def __post_init__(self):
-        from hypergvl.tasks import TASKS, config_name
-
         # a code in any case, or its dataset config name (osp, 3cl), as load_dataset(..., "osp") spells it
         spelled = {**{c.lower(): c for c in TASKS}, **{config_name(c): c for c in TASKS}}
         for t in self.tasks or ():
@@ -51,8 +51,6 @@ class Selection:
 
     @property
     def text_only(self) -> bool:
-        from hypergvl.vqa import TEXT_ONLY
-
         return self.visual_reps == (TEXT_ONLY,)
 
     def to_dict(self) -> dict:
@@ -79,8 +77,6 @@ def selection_digest(ids) -> str:
 def plan(rows, selection: Selection):
     """``(vqa, indices, routing_name, full_ids)``: the expanded samples, the numbers of those this run (or shard)
     answers, the routing policy's name, and the ids of the whole selection before sharding."""
-    from hypergvl.vqa import expand
-
     if selection.tasks:
         wanted = set(selection.tasks)
         rows = rows.filter(lambda t: t in wanted, input_columns=["task"])

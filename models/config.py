@@ -23,6 +23,8 @@ import yaml
 
 from hypergvl.models import CONFIG_DIR
 from hypergvl.models.tasks import TASKS, get_task
+from hypergvl.models.nn import MODELS
+from hypergvl.models.protocols import PROTOCOLS, protocol_settings
 
 BASE_MODEL_ARGS = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
 
@@ -74,8 +76,6 @@ class TrainerConfig:
 
 
 def _model_registry() -> dict[str, type]:
-    from hypergvl.models.nn import MODELS
-
     return MODELS
 
 
@@ -271,7 +271,6 @@ def resolve_config(model: str, task: str, dataset: str, config_file: Optional[Pa
         ds_key = next((k for k in secs if k.lower() == dataset.lower()), None)
         if ds_key is not None:
             apply(secs[ds_key].items(), f"{path.name} [{task}.{ds_key}]")
-    from hypergvl.models.protocols import PROTOCOLS, protocol_settings
 
     pairs = []
     for item in overrides:

@@ -29,13 +29,13 @@ HERE = Path(__file__).resolve().parent
 
 @functools.lru_cache(maxsize=None)
 def registered_names(folder: Path, decorator: str) -> list[str]:
-    """The names the modules of ``folder`` register with ``@<decorator>("NAME")``, read from their sources (once a
+    """The names the modules of ``folder`` register with ``@<decorator>("NAME"...)``, read from their sources (once a
     process: the parser's help and the check both ask)."""
-    pattern = re.compile(rf'^@{decorator}\("([^"]+)"\)', re.MULTILINE)
+    pattern = re.compile(rf'^@{decorator}\("([^"]+)"[,)]', re.MULTILINE)
     return [name for path in sorted(folder.glob("*.py")) for name in pattern.findall(path.read_text("utf-8"))]
 
 
-def _unknown(kind: str, name: str, choices: Sequence[str]) -> str:
+def unknown_name(kind: str, name: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6) or [
         c for c in choices if c.lower() == name.lower()]
     hint = f"did you mean {close[0]}? " if close else ""
@@ -47,10 +47,10 @@ def name_error(args: argparse.Namespace) -> str | None:
     trainer: the dataset registry is filled by modules that load torch.)"""
     models = registered_names(HERE / "nn", "register_model")
     if args.model not in models:
-        return _unknown("model", args.model, models)
+        return unknown_name("model", args.model, models)
     tasks = registered_names(HERE / "tasks", "register_task")
     if args.task not in tasks:
-        return _unknown("task", args.task, tasks)
+        return unknown_name("task", args.task, tasks)
     return None
 
 
@@ -80,7 +80,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if (error := name_error(args)) is not None:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from hypergvl.models.trainer import run_cli  # torch and the model zoo: only once the names are known good
+    from hypergvl.models.trainer import run_cli  # torch, the model zoo (2-5 s): once the names are good
 
     return run_cli(args)
 

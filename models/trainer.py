@@ -52,6 +52,7 @@ from hypergvl.provenance import provenance
 from hypergvl.models.config import (ConfigError, ResolvedConfig, TrainerConfig, model_class, model_kwarg_types,
                                     resolve_config)
 from hypergvl.models.tasks import Task, TaskModule, get_task
+from hypergvl.models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
 
 log = logging.getLogger("hypergvl.models.trainer")
 
@@ -238,7 +239,7 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
 
 def load_dataset(name: str, raw_root: Optional[str], **kwargs: Any) -> Any:
     """``hypergvl.models.datasets.load(name, raw_root)``; a bad name or a missing file becomes a :class:`ConfigError`."""
-    import hypergvl.models.datasets as mds
+    import hypergvl.models.datasets as mds  # PyG (3-4 s): after the config check, so a bad --set costs 2 s
 
     registry = getattr(mds, "DATASETS", None)
     if isinstance(registry, Mapping) and registry and name.lower() not in registry:
@@ -343,7 +344,6 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
             raise ConfigError(f"--resume: the configuration differs from the one in {config_path}: {diff}")
 
     task_cls = get_task(task)
-    from hypergvl.models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
     if refusal := task_refusal(model, task, model_class(model)):
         raise ConfigError(refusal)
     if perturb is not None and not hasattr(task_cls, "make_split"):

@@ -310,6 +310,8 @@ def load_prm(source: str | os.PathLike) -> dict[str, list[dict]]:
         try:
             folder = Path(snapshot_download(str(source), repo_type="dataset"))
         except Exception as exc:  # noqa: BLE001 - the hub client raises many types for a missing/offline repo
+            if type(exc).__name__ == "HFValidationError":  # not of the form owner/name: meant as a folder
+                raise ValueError(f"{source}: no such PRM folder") from None
             raise ValueError(f"{source} is neither a PRM folder nor a reachable Hub dataset "
                              f"({type(exc).__name__})") from None
     out = {}

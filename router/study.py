@@ -199,7 +199,7 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
     """Zero-shot node classification under each routing (appendix G); writes JSON, PNG and the sample log."""
     from tqdm.auto import tqdm
 
-    import hypergvl.models.datasets as md
+    import hypergvl.models.datasets as md  # PyG and matplotlib (about 5 s): this study only
     from hypergvl.render import render
 
     from .categories import label_names

@@ -43,9 +43,9 @@ from typing import Sequence
 __all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "shuffled_profile", "summarise", "main"]
 
 from hypergvl.atomic import write_json
-from hypergvl.evaluators.baselines import PROFILE_SCALES as SCALES
 from hypergvl.tasks import TASK_CODES as TASKS
 from hypergvl.tasks import UNDERSTANDING
+from hypergvl.evaluators.baselines import PROFILE_FORMAT, PROFILE_SCALES as SCALES, load_profile
 
 #: HyperGVL Table 4, the textual representation rows (accuracy %, task order of :data:`TASKS`)
 TABLE4_TEXT = {
@@ -82,8 +82,6 @@ def _sigmoid(x: float) -> float:
 
 def default_profile() -> dict:
     """The default profile table (the JSON shipped as ``evaluators/profiles/default.json``)."""
-    from hypergvl.evaluators.baselines import PROFILE_FORMAT
-
     table = {}
     for k, task in enumerate(TASKS):
         a = {t: _logit(v[k]) for t, v in TABLE4_TEXT.items()}
@@ -112,8 +110,6 @@ def shuffled_profile(seed: int = 0) -> dict:
     among the pairs that are neither Top (N-Set + Enc-Hy) nor the default profile's best for that cell: p = 0.9.
     Top is at 0.5 everywhere (a fair favourite, best nowhere); every other pair draws p in [0.1, 0.4)."""
     import numpy as np
-
-    from hypergvl.evaluators.baselines import PROFILE_FORMAT
 
     rng = np.random.default_rng(seed)
     pairs = [f"{t}+{v}" for t in TABLE4_TEXT for v in TABLE4_VISUAL]
@@ -163,8 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {args.out}")
     if args.summary is not None:
         if args.summary:
-            from hypergvl.evaluators.baselines import load_profile
-
             prof = load_profile(args.summary).to_dict()
         print("\n".join(summarise(prof)))
     return 0

@@ -29,14 +29,16 @@ import numpy as np
 from hypergvl.evaluators.accuracy import accuracy_scores
 from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
 from hypergvl.tasks import TASK_CODES, UNDERSTANDING
+from hypergvl.answers import SCORER_VERSION
+from hypergvl.build_folder import load_rows
+from hypergvl.provenance import provenance
+from hypergvl.text import TEXT_REPS
 
 SCALES = ("small", "medium", "large")
 SOURCES = ("synthetic", "real")
 
 
 def _text_reps() -> tuple[str, ...]:
-    from hypergvl.text import TEXT_REPS
-
     return tuple(TEXT_REPS)
 
 
@@ -288,8 +290,6 @@ class SampleIndex:
 
     @classmethod
     def from_build(cls, build: str, build_sha256: str, *, public: bool = False) -> "SampleIndex":
-        from hypergvl.build_folder import load_rows
-
         rows = load_rows(build, build_sha256).select_columns(["id", "task", "scale", "source", "reference"])
         t, s, o = ({v: i for i, v in enumerate(AXES[a])} for a in ("task", "scale", "source"))
         meta = {m: (t[task], s[scale], o[source], ref) for m, task, scale, source, ref in
@@ -380,15 +380,11 @@ def grade_upload(path: str, limits: Limits, index: "SampleIndex", track: str, se
 
 def scorer_version() -> str:
     """The grading rules' version the server scores with now."""
-    from hypergvl.answers import SCORER_VERSION
-
     return str(SCORER_VERSION)
 
 
 def scoring_provenance() -> dict:
     """What graded an entry: the scorer version and the server's provenance (commit, package versions)."""
-    from hypergvl.provenance import provenance
-
     version = scorer_version()
     return {"scorer_version": version, **provenance({"metric": "hypergvl_accuracy", "scorer_version": version})}
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypergvl.evaluators.harness import evaluate_model
+
 from .service import Service, current_sets
 from .store import DuplicateError, entry_key
 from .testsets import PUBLIC
@@ -39,8 +41,6 @@ def seed(service: Service) -> int:
             continue
         out = run_dir(service, testset.name, model, track)
         if routing and "{exhaustive}" in routing:  # the oracle reads an exhaustive run (resumed if it exists)
-            from hypergvl.evaluators.harness import evaluate_model
-
             exhaustive = runs / testset.name / f"{model.replace(':', '-')}-vision"
             evaluate_model(testset.build, model, exhaustive, progress=False)
             routing = routing.format(exhaustive=exhaustive)

@@ -138,6 +138,7 @@ class TestSets:
         write_json(path, seeds + [seed], indent=None, mode=0o600)
 
     def _make(self, kind: str, seed: int) -> TestSet:
+        # the builder (0.25 s, matplotlib for the renderers): only when a test set is made
         from hypergvl.build_folder import dataset_info
         from hypergvl.builder import BuildConfig, build
         from hypergvl.questions import strip_build

@@ -41,6 +41,11 @@ import threading
 import time
 from pathlib import Path
 
+from hypergvl.evaluators.harness import evaluate_model
+from hypergvl.evaluators.metric_spaces import default_requirement
+from hypergvl.evaluators.run_folder import LOG
+from hypergvl.vqa import TEXT_ONLY
+
 from .scoring import parse_samples, score, scorer_version, scoring_provenance
 from .config import SpaceConfig
 from .isolation import run_bounded
@@ -51,8 +56,6 @@ log = logging.getLogger(__name__)
 
 
 def _answer(build: str, model: str, out: str, visual_reps, routing, model_options) -> None:
-    from hypergvl.evaluators.harness import evaluate_model
-
     evaluate_model(build, model, Path(out), visual_reps=visual_reps, routing=routing, model_options=model_options,
                    progress=False)
 
@@ -62,9 +65,6 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
                       **meta) -> Entry:
     """Answer ``testset_name`` with ``model`` (resumable in ``out``) and return the server-scored entry; with
     ``budget_s``, in a child process stopped after that many seconds (a :class:`SubmissionError` then)."""
-    from hypergvl.evaluators.run_folder import LOG
-    from hypergvl.vqa import TEXT_ONLY
-
     testset = service.sets.get(testset_name)
     kind = track.partition(":")[0]
     work = (testset.build, model, str(out), (TEXT_ONLY,) if kind == "text-only" else None, routing, model_options)
@@ -169,7 +169,6 @@ def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | N
     Its time limit is the request budget plus 30 minutes for the install and the build."""
     from huggingface_hub import HfApi
 
-    from hypergvl.evaluators.metric_spaces import default_requirement
 
     cfg = SpaceConfig.from_env(env)
     if not (env.get("HYPERGVL_REQUESTS_REPO") and env.get("HYPERGVL_RESULTS_REPO") and env.get("HF_TOKEN")):

@@ -8,6 +8,7 @@ command's and the routing policies' entry-point groups), never by naming it."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -140,3 +141,45 @@ def test_the_worker_imports_no_ui():
         todo += [t for t, _ in GRAPH[m] if t.startswith("hypergvl.space")]
         assert "import gradio" not in MODULES[m].read_text() or m == "hypergvl.space.app", m
     assert "hypergvl.space.app" not in seen
+
+
+COST = re.compile(r"\d(\.\d+)?( ?- ?\d+(\.\d+)?)? ?(s|ms)\b")  # a measured time: "0.3 s", "3-4 s", "2.5 s"
+
+
+def deferred_imports_without_a_cost(path: Path) -> list[str]:
+    """Imports of our packages by absolute name (``hypergvl...``: the imports across modules and layers) inside a
+    function of ``path`` whose reason names no measured start-up time: none on the import's line or the three above
+    it, and no ``# imports inside functions: ...`` comment in the module. (Deferred relative imports, within one
+    package, are not checked yet.)"""
+    text = path.read_text()
+    lines = text.splitlines()
+    if any(l.startswith("# imports inside functions:") and COST.search(l + lines[i + 1]) for i, l in
+           enumerate(lines[:-1])):
+        return []
+    tree = ast.parse(text, str(path))
+    exempt = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+              and any(k in ast.unparse(node.test) for k in ("TYPE_CHECKING", "__name__")) for n in ast.walk(node)}
+    bad = []
+    for node in ast.walk(tree):
+        if id(node) in exempt or not isinstance(node, (ast.Import, ast.ImportFrom)) or node.col_offset == 0:
+            continue
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if not node.level else []
+        if any(n.split(".")[0] == "hypergvl" for n in names):
+            context = lines[max(0, node.lineno - 4):node.end_lineno]
+            if not any("#" in l and COST.search(l.split("#", 1)[1]) for l in context):
+                where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+                bad.append(f"{where}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return bad
+
+
+def test_imports_sit_at_the_top_unless_a_measured_cost_says_otherwise(tmp_path):
+    """ARCHITECTURE.md: an import of our packages inside a function says, in a comment, the start-up time it saves
+    (the check can fail: a bare deferred import is reported, one with its cost is not)."""
+    bad = [b for path in MODULES.values() if path.parts[len(ROOT.parts)] != "benchmarks"
+           for b in deferred_imports_without_a_cost(path)]
+    assert not bad, "\n".join(bad)
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from hypergvl.tasks import TASKS\n\n\n"
+                     "def g():\n    # the task registry (0.3 s): only here\n    from hypergvl.tasks import TASKS\n")
+    assert [b.split(": ", 1)[0] for b in deferred_imports_without_a_cost(probe)] == ["probe.py:2"]

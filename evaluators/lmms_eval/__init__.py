@@ -15,6 +15,8 @@ FOLDER = Path(__file__).resolve().parent
 _METRICS = ("accuracy", "avg_u", "avg_r", "unparsed_rate")
 
 
+# imports inside functions: lmms-eval imports this package with :mod:`.utils` while indexing tasks, so the generator's
+# imports (0.3 s) wait for the functions below, which only ``python -m hypergvl.evaluators.lmms_eval`` and a test call.
 def task_files() -> dict[str, str]:
     """File name -> content of every generated task and group file."""
     from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS

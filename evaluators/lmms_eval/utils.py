@@ -22,6 +22,8 @@ from pathlib import Path
 
 from hypergvl.answers import SCORER_VERSION  # noqa: F401 - the tasks' version (metadata.version)
 
+# imports inside functions: lmms-eval imports this module while it indexes its task folders, whichever tasks are
+# asked for, so the hooks import what they use (0.3 s: the task registry, the expansion, the renderers) when called.
 ENV = "HYPERGVL_DATASET"
 PREFIX = "hypergvl_"
 METRICS = ("accuracy", "avg_u", "avg_r", "unparsed_rate")

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypergvl.safe_pickle import safe_load
+
 __all__ = ["loads"]
 
 
 def loads(data: bytes) -> Any:
     """Unpickle ``data`` with the restricted unpickler (``encoding="latin1"`` for Python 2 pickles, as numpy
     advises). Raises ``pickle.UnpicklingError`` naming the first global outside the allow-list."""
-    from hypergvl.safe_pickle import safe_load
-
     return safe_load(data, encoding="latin1")

@@ -9,9 +9,13 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-import torch
+from hypergvl.models.study import EFFICIENCY_DATASETS, FAIRNESS_DATASETS
+from hypergvl.models.train import HERE as MODELS_DIR
+from hypergvl.models.train import registered_names, unknown_name
 
-from hypergvl.models.config import ConfigError
+# The parser and the name check read the registered models and perturbations from their decorators in the sources
+# (as ``hypergvl train`` does, tested to equal the registries), so a mistyped name or ``--help`` costs no torch, PyG
+# or dataset catalogue: the studies' modules, the trainer and ConfigError are imported once the names are good.
 
 
 def _common(p: argparse.ArgumentParser, runs: int) -> None:
@@ -32,11 +36,7 @@ def _seeds(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hypergvl.models.perturb import PERTURBATIONS
-
-    from .efficiency import EFFICIENCY_DATASETS
-    from .fairness import FAIRNESS_DATASETS
-
+    kinds = registered_names(MODELS_DIR, "register_perturbation")
     p = argparse.ArgumentParser(prog="hypergvl study",
                                 description="DHG-Bench robustness, fairness and efficiency studies, and their report")
     sub = p.add_subparsers(dest="command", required=True)
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(r, 5)
     _seeds(r)
     r.add_argument("--datasets", nargs="+", required=True, help="node-classification datasets, e.g. cora")
-    r.add_argument("--kinds", nargs="+", default=list(PERTURBATIONS), choices=list(PERTURBATIONS),
+    r.add_argument("--kinds", nargs="+", default=kinds, choices=kinds,
                    help="perturbation kinds (default: all six)")
     r.add_argument("--ratios", nargs="+", type=float, default=None,
                    help="ratios for every kind (default: each kind's grid of appendix B.4)")
@@ -68,8 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def name_error(args: argparse.Namespace) -> str | None:
+    """Why a ``--models`` name cannot be studied (one line), or None."""
+    models = registered_names(MODELS_DIR / "nn", "register_model")
+    for name in getattr(args, "models", None) or ():
+        if name not in models:
+            return unknown_name("model", name, models)
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if (error := name_error(args)) is not None:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    import torch  # with the config and the model zoo (2-5 s): once the names are good
+
+    from hypergvl.models.config import ConfigError
+
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("accelerate").setLevel(logging.ERROR)
     t0 = time.perf_counter()

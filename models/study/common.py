@@ -15,15 +15,16 @@ import numpy as np
 import torch
 
 from hypergvl.models.config import ConfigError
+from hypergvl.models.study import STUDIES
 
 from hypergvl.models.trainer import mean_std, write_json_atomic
 from hypergvl.provenance import provenance
+from hypergvl.models.nn import MODELS
 
 SCHEMA = "hypergvl.hnn-study.point"
 SCHEMA_VERSION = 2
 #: Versions :func:`read_point` accepts: 2 (one file per seed) and 1 (one file per cell aggregating its seeds).
 READABLE_VERSIONS = (1, 2)
-STUDIES = ("robustness", "fairness", "efficiency")
 STATUSES = ("ok", "oom", "error")
 TIME_METHOD = ("training steps only (forward, backward, optimiser) summed over epochs 1..best_val_epoch; "
                "evaluation excluded (time_to_best_val_with_eval_s includes it)")
@@ -287,6 +288,7 @@ def synthetic_hypergraph(nodes: int, hyperedges: int, mean_order: float, feature
     hypergraphs; :func:`describe` reports it). Labels are uniform over ``classes``; features are standard normal
     plus 1 on feature ``y mod features`` (a weak class signal, so training is not degenerate).
     """
+    # the dataset package loads PyG (3-4 s): not by the command line's checks, which import this module
     from hypergvl.models.datasets.data import HypergraphData
     from hypergvl.models.datasets.processing import add_self_loops, incidence_from_pairs
 
@@ -324,7 +326,7 @@ def load_node_dataset(name: str, root: Optional[str], *, add_self_loops: bool = 
     (DHG-Bench Table A1). A real set whose feature file is absent (DBLP-CA in ../shared/data) gets standard normal
     features of the published width, stated in the description.
     """
-    import hypergvl.models.datasets as mds
+    import hypergvl.models.datasets as mds  # PyG (3-4 s): loaded with the first dataset, as in the trainer
     from hypergvl.models.datasets.registry import get_spec
 
     key = name.lower()
@@ -360,8 +362,6 @@ def load_node_dataset(name: str, root: Optional[str], *, add_self_loops: bool = 
 
 def resolve_models(names: Optional[Sequence[str]]) -> list[str]:
     """The models to study: ``names`` (checked against the registry) or every registered model."""
-    from hypergvl.models.nn import MODELS
-
     if not names:
         return sorted(MODELS)
     bad = [n for n in names if n not in MODELS]

@@ -31,15 +31,18 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+import torch
 from tqdm import tqdm
 
 from hypergvl.models.config import ConfigError
+from hypergvl.models.study import EFFICIENCY_DATASETS
+from hypergvl.models.trainer import run_experiment
 
-from .common import make_point, point_path, read_point, resolve_models, seed_tag, write_point
+from .common import (load_node_dataset, make_point, point_path, read_point, resolve_models, seed_point, seed_tag,
+                     write_point)
 
 log = logging.getLogger("hypergvl.models.study")
 
-EFFICIENCY_DATASETS = ("cora", "dblp-ca", "synthetic-yelp", "synthetic-trivago")
 _OOM_MARKERS = ("can't allocate memory", "cannot allocate memory", "out of memory", "memoryerror",
                 "std::bad_alloc", "defaultcpuallocator")
 
@@ -123,8 +126,6 @@ def _run_child(spec: dict[str, Any], timeout_s: Optional[float]) -> dict[str, An
 
 
 def _cap_method() -> str:
-    import torch
-
     if torch.cuda.is_available():
         return "torch.cuda.set_per_process_memory_fraction (GPU) and RLIMIT_AS (host address space) of the subprocess"
     return "RLIMIT_AS (address space) of the subprocess"
@@ -140,12 +141,6 @@ def _rss_mib() -> float:
 def child(spec: dict[str, Any]) -> int:
     """The subprocess: load the dataset, train run ``seed`` (earlier runs are read back from the trainer folder),
     write its point (``status`` ok, or oom on an allocation failure)."""
-    import torch
-
-    from hypergvl.models.trainer import run_experiment
-
-    from .common import load_node_dataset, seed_point
-
     torch.set_num_threads(int(spec["threads"]))
     if torch.cuda.is_available():
         total = torch.cuda.get_device_properties(0).total_memory

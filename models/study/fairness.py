@@ -15,14 +15,13 @@ from typing import Any, Optional, Sequence
 from tqdm import tqdm
 
 from hypergvl.models.config import ConfigError
+from hypergvl.models.study import FAIRNESS_DATASETS
 
 from hypergvl.models.trainer import run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, resolve_models, run_cell, seed_point, train_dir
 
 log = logging.getLogger("hypergvl.models.study")
-
-FAIRNESS_DATASETS = ("german", "bail", "credit")
 
 
 def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] = FAIRNESS_DATASETS, runs: int = 5,

@@ -28,11 +28,12 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from hypergvl.models.config import ConfigError
+from hypergvl.models.study import STUDIES
 
 from hypergvl.models.trainer import write_json_atomic
 from hypergvl.provenance import provenance
 
-from .common import SCHEMA_VERSION, STUDIES, aggregate, iter_points
+from .common import SCHEMA_VERSION, aggregate, iter_points
 from .paper import FAIRNESS_METRICS, paper_value, within
 
 LEVELS = ("structure", "feature", "supervision")
@@ -132,7 +133,7 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from hypergvl.models.perturb import PERTURBATIONS
+    from hypergvl.models.perturb import PERTURBATIONS  # the dataset package, PyG (3-4 s): robustness figures only
 
     written = []
     datasets = sorted({ds for ds, _ in by})

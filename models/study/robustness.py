@@ -19,6 +19,7 @@ from tqdm import tqdm
 from hypergvl.models import perturb as P
 from hypergvl.models.config import ConfigError
 from hypergvl.models.trainer import run_experiment, run_seeds
+from hypergvl.models.datasets.processing import add_self_loops
 
 from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 
@@ -28,8 +29,6 @@ log = logging.getLogger("hypergvl.models.study")
 def make_hook(kind: str, ratio: float, *, perturb_self_loops: bool, options: dict[str, Any]):
     """The trainer's ``perturb`` hook for one point: perturb the clean data with the run's seed, then add the
     node-classification singletons (unless they were perturbed too)."""
-    from hypergvl.models.datasets.processing import add_self_loops
-
     def hook(data: Any, split: dict, seed: int):
         out = P.apply(kind, data, ratio, seed, split["train"], **options)
         run_data = out.data if perturb_self_loops else add_self_loops(out.data)

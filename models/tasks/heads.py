@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from hypergvl.models.nn.sparse import scatter
+from hypergvl.models.nn.mlp import MLP
 
 __all__ = ["HyperedgeScorer", "GraphReadout"]
 
@@ -12,8 +13,6 @@ __all__ = ["HyperedgeScorer", "GraphReadout"]
 def _mlp(in_channels: int, hidden_channels: int, out_channels: int, num_layers: int, dropout: float) -> nn.Module:
     """The reference's head MLP: AllSet's ``MLP`` with LayerNorm and no input norm (:class:`hypergvl.models.nn.MLP`):
     linear layers with ReLU, LayerNorm and dropout between them; one layer is a plain linear map."""
-    from hypergvl.models.nn.mlp import MLP
-
     return MLP(in_channels, hidden_channels, out_channels, num_layers, dropout, normalization="ln", input_norm=False)
 
 

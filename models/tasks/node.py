@@ -33,8 +33,8 @@ class NodeClassification(Task):
                  device: torch.device | str = "cpu", split: Optional[dict[str, Tensor]] = None):
         super().__init__(data, cfg, seed, hidden=hidden, device=device)
         if not cfg.self_loops:
-            # here, not at the top: the dataset package imports PyG, which the config check never needs (the data,
-            # loaded by now, has imported it)
+            # here, not at the top: the dataset package imports PyG (3-4 s), which the config check never needs (the
+            # data, loaded by now, has imported it)
             from hypergvl.models.datasets.processing import singleton_nodes
 
             if data.num_nodes and bool(singleton_nodes(data).all()):

@@ -11,7 +11,7 @@ __all__ = ["split_indices", "reference_graph_split"]
 def split_indices(num_items: int, seed: int, train: float, val: float) -> dict[str, Tensor]:
     """Random train/val/test split of ``num_items`` items (nodes, hyperedges or graphs) for ``seed``, not
     stratified: :func:`hypergvl.models.datasets.splits.random_split`, as sorted index tensors keyed by part."""
-    from hypergvl.models.datasets.splits import random_split
+    from hypergvl.models.datasets.splits import random_split  # the dataset package loads PyG (3-4 s); tasks do not
 
     split = random_split(num_items, seed, train, val)
     return {"train": split.train, "val": split.val, "test": split.test}

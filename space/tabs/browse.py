@@ -7,6 +7,8 @@ import gradio as gr
 from hypergvl.render import visual_labels
 from hypergvl.tasks import TASK_CODES, task_codes
 from hypergvl.text import text_labels
+from hypergvl.build_folder import load_rows
+from hypergvl.vqa import expand
 
 from ..scoring import SCALES, SOURCES
 from ..service import Service
@@ -23,15 +25,11 @@ class Browser:
 
     def rows(self, name: str):
         if name not in self._rows:
-            from hypergvl.build_folder import load_rows
-
             s = self.service.sets.get(name)
             self._rows[name] = load_rows(s.build, s.build_sha256)
         return self._rows[name]
 
     def show(self, name: str, task: str, scale: str, source: str, text_rep: str, visual_rep: str, number: float):
-        from hypergvl.vqa import expand
-
         s = self.service.sets.get(name)
         if s.kind != PUBLIC:
             return None, "", "", "Only the public set can be browsed."

@@ -5,13 +5,13 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
+from hypergvl.evaluators.paper import COLUMNS, load
+
 from .base import Page, register_tab
 
 
 def paper_frame(number: int) -> pd.DataFrame:
     """HyperGVL Table ``number`` as the paper prints it (:mod:`hypergvl.evaluators.paper`), rows in the paper's order, no rank."""
-    from hypergvl.evaluators.paper import COLUMNS, load
-
     table = load().tables[number]
     first = ["Model", "Kind"] if number == 3 else ["Family", "Representation", "Kind"]
     rows = [{**dict(zip(first, ([r.name, r.kind] if number == 3 else [r.family, r.name, r.kind]))), **r.cells}
@@ -21,8 +21,6 @@ def paper_frame(number: int) -> pd.DataFrame:
 
 @register_tab("paper", title="Reported in the paper", order=20)
 def build(page: Page) -> None:
-    from hypergvl.evaluators.paper import COLUMNS, load
-
     p = load()
     gr.Markdown(f"These are the numbers printed in {p.citation()}, **not re-scored by this Space**: they are not "
                 "on the Leaderboard tab and are not ranked with it. Rows in the paper's order; "

@@ -8,6 +8,7 @@ import pandas as pd
 from hypergvl.render import visual_labels
 from hypergvl.tasks import TASK_CODES
 from hypergvl.text import text_labels
+from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
 
 from ..scoring import groupings, summarise
 from ..service import Service
@@ -39,8 +40,6 @@ def _result_dict(entry) -> dict:
 
 def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:
     """(heatmap, Fig. 3, Fig. 4) PNG paths for an entry and its test set (None where the results do not allow)."""
-    from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
-
     public_only(service, testset)
     public_only(service, entry.testset)
 

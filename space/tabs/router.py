@@ -7,6 +7,7 @@ import pandas as pd
 
 from hypergvl.evaluators.routing import policy_label
 from hypergvl.tasks import TASK_CODES
+from hypergvl.router.study import grouped_bars
 
 from ..scoring import summarise
 from ..service import Service, spreadsheet_safe
@@ -31,8 +32,6 @@ def router_frame(service: Service, testset: str) -> pd.DataFrame:
 
 
 def router_figure(service: Service, testset: str, model: str | None) -> str | None:
-    from hypergvl.router.study import grouped_bars
-
     frame = router_frame(service, testset)
     if model:
         frame = frame[frame["Model"] == model]

@@ -2,6 +2,7 @@
 save/load routes identically, truncation keeps the question, the card lists the data and metrics."""
 import dataclasses
 import json
+import os
 
 import numpy as np
 import pytest
@@ -156,8 +157,25 @@ def test_train_cli_refuses_bad_flags(prm_dir, tmp_path, capsys):
     assert train_main(["--prm", str(tmp_path / "missing"), "--out", str(tmp_path / "y")]) == 2
 
 
+def test_a_wrong_prm_is_refused_before_transformers_loads(tmp_path):
+    """A missing or empty PRM folder is read before torch, accelerate and transformers are imported (they cost 8-9 s,
+    which a mistyped path should not), and nothing is written."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom hypergvl.router.train import main\nrc = main(sys.argv[1:])\n"
+            "heavy = [m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules]\n"
+            "assert not heavy, heavy\nsys.exit(rc)")
+    (tmp_path / "empty").mkdir()
+    for prm, message in ((tmp_path / "missing", "missing: no such PRM folder"),
+                         (tmp_path / "empty", "is not a PRM dataset: no data/train-*.parquet")):
+        proc = subprocess.run([sys.executable, "-c", code, "--prm", str(prm), "--out", str(tmp_path / "out")],
+                              capture_output=True, text=True, timeout=60, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert not (tmp_path / "out").exists()
+
+
 def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
-    import os
     import subprocess
     import sys
 

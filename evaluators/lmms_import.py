@@ -30,6 +30,7 @@ from hypergvl.vqa import TEXT_ONLY
 
 from .adapters import ModelInfo
 from .harness import _summary
+from .lmms_eval.utils import pair_of
 from .run_folder import LOG, claim_folder, write_log, write_results
 from .selection import selection_digest
 
@@ -81,8 +82,6 @@ def _response(d: dict) -> str:
 
 def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open") -> dict:
     """Write ``out/samples.jsonl`` and ``out/results.json`` from the lmms-eval run under ``logdir``."""
-    from .lmms_eval.utils import pair_of  # the lmms-eval plugin's module: loaded by an import, not by the CLI
-
     results, files = find_run(logdir)
     pairs = {}
     for task in files:

@@ -19,6 +19,8 @@ from typing import Iterator
 from hypergvl.atomic import atomic_path, write_json
 from hypergvl.cli import UserError
 from hypergvl.runlog import iter_log
+
+from .accuracy import accuracy_scores
 from hypergvl.answers import SCORER_VERSION
 from hypergvl.provenance import provenance
 
@@ -126,8 +128,6 @@ def claim_folder(out: Path, model: str, build: str | None, *, is_main: bool = Tr
 
 def score_records(records: list[dict]) -> dict:
     """The ``hypergvl_accuracy`` summary of scored records (per task, representation, scale, source)."""
-    from .accuracy import accuracy_scores
-
     return accuracy_scores(predictions=[r["response"] for r in records], references=[r["reference"] for r in records],
                            text_reps=[r["text_rep"] for r in records], visual_reps=[r["visual_rep"] for r in records],
                            scales=[r["scale"] for r in records], sources=[r["source"] for r in records])

@@ -9,6 +9,7 @@ its subpackages ``hypergvl.models`` (``models/``), ``hypergvl.evaluators``, ``hy
 the task generators (networkx) it never needs.
 """
 __all__ = ["Hypergraph", "TASKS", "generate_problem", "get_task", "score_response", "expand"]
+# imports inside functions: every layer imports this package; the task generators (networkx, 0.4 s) wait for a use
 __version__ = "0.1.0"
 
 

@@ -29,10 +29,14 @@ from typing import Sequence
 from .cli import UserError, command
 from .answers import SCORER_VERSION
 from .atomic import atomic_path, write_json, write_text
+from .hypergraph import Hypergraph
 from .render import render
 from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
 from .text import TEXT_REPS
 from .vqa import VISUAL_REPS
+
+# imports inside functions: the real sources (0.3 s) load when a build needs them, not at every hypergvl command's
+# start (the command line imports this module to register `build`).
 
 MANIFEST = ".hypergvl-build.json"
 SCALE_PATTERN = ("small", "medium", "medium", "large")  # B.3: 1:2:1
@@ -152,8 +156,6 @@ def plan(cfg: BuildConfig) -> list[Shard]:
 
 def build_row(seed: int, spec: RowSpec) -> dict:
     """One complete row: the meta problem, its 7 texts and its 5 images (PNG bytes)."""
-    from .hypergraph import Hypergraph
-
     row = generate_problem(spec.task, seed, spec.scale, spec.source, index=spec.index,
                            real_source=spec.real_source, variant=spec.variant, real_sources=spec.real_sources)
     h = Hypergraph.from_json(row["hypergraph"])

@@ -20,6 +20,8 @@ class Command(NamedTuple):
     targets: dict[str, str] | None = None
 
 
+# imports inside functions: every layer imports this module for its registry (hypergvl train's fast refusals too),
+# so the task registry and generators (networkx, 0.4 s) load with the command that uses them.
 COMMANDS: Registry[Command] = Registry("command")
 
 

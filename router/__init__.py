@@ -14,6 +14,8 @@ delegate("router", "WiseHyGR: build its PRM dataset, train it, run its studies, 
           "testbed": "hypergvl.router.testbed"})
 
 
+# imports inside functions: the package's names load when first used (0.5 s, and runpy's warning for
+# ``python -m hypergvl.router.prm`` if prm were imported here).
 def __getattr__(name: str):
     """The package's names, imported when first used: importing them here would load ``hypergvl.router.prm`` before
     ``python -m hypergvl.router.prm`` runs it (runpy's RuntimeWarning on every such command)."""

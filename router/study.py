@@ -40,6 +40,9 @@ from hypergvl.provenance import provenance
 from hypergvl.tasks import TASK_CODES
 from hypergvl.text import encode
 
+from .categories import label_names
+from .nodeclf import (NodeProblem, Structure, node_prompt, node_question, parse_category, problem_seed,
+                      sample_problem)
 from .prm import log_to_console
 
 __all__ = ["in_domain", "node_classification", "main"]
@@ -201,10 +204,6 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
 
     import hypergvl.models.datasets as md  # PyG and matplotlib (about 5 s): this study only
     from hypergvl.render import render
-
-    from .categories import label_names
-    from .nodeclf import NodeProblem, Structure, node_prompt, node_question, parse_category, problem_seed, \
-        sample_problem
 
     if num_nodes < 1 or walk_nodes < 2 or trials < 1:
         raise UserError("need --num-nodes >= 1, --walk-nodes >= 2 and --trials >= 1")

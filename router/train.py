@@ -63,6 +63,7 @@ from hypergvl.cli import UserError, releases_process_group
 from hypergvl.evaluators.routing import TOP
 from hypergvl.provenance import provenance
 
+from .model import WiseHyGR, model_card
 from .prm import LABELS, load_prm, log_to_console
 
 __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
@@ -297,8 +298,6 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from .model import WiseHyGR
-
     # several processes on a machine without CUDA (torchrun / accelerate launch --multi_gpu on CPUs): accelerate
     # only sets up its gloo process group when told the run is on CPU
     acc = Accelerator(cpu=not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1)
@@ -445,8 +444,6 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
         # the kept model's card gets the full history (save_best ran before the later epochs)
         meta_path = out / "wisehygr.json"
         if meta_path.is_file():
-            from .model import model_card
-
             meta = json.loads(meta_path.read_text())
             meta["history"] = state["history"]
             write_json(meta_path, meta, sort_keys=True)

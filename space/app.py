@@ -36,6 +36,8 @@ import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main th
 # one of them a partially initialised module ("no attribute 'switch_backend'"): the first submissions then failed.
 
 from .config import SpaceConfig  # noqa: E402
+from .rescore import rescore  # noqa: E402
+from .seed import seed  # noqa: E402
 from .service import Service, current_sets, make_service  # noqa: E402
 from .tabs import in_order  # noqa: E402
 from .tabs.base import OnLoad, Page  # noqa: E402
@@ -93,12 +95,8 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
 def start(service: Service) -> dict:
     """What the app does before it serves: build the test sets, seed the baselines (first start only), and re-grade
     the entries an older scorer version graded (:mod:`hypergvl.space.rescore`); returns the re-grade report."""
-    from .rescore import rescore
-
     current_sets(service)
     if service.config.seed_baselines:
-        from .seed import seed
-
         print("seeding the baselines (first start only) ...", flush=True)
         seed(service)
     report = rescore(service)

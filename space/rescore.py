@@ -30,7 +30,9 @@ from hypergvl.atomic import write_json
 
 from .isolation import run_bounded
 from .scoring import Limits, SubmissionError, read_upload, score, scorer_version, scoring_provenance
-from .service import Service
+from .config import SpaceConfig
+from .seed import run_dir
+from .service import Service, current_sets, make_service
 from .store import Entry
 
 log = logging.getLogger(__name__)
@@ -50,8 +52,6 @@ def _read_failed(path: Path) -> dict:
 
 def raw_records(service: Service, entry: Entry) -> Path | None:
     """The file an entry's raw records are kept in, or None when none is found."""
-    from .seed import run_dir
-
     candidates = [service.raw_path(sha) for sha in (entry.raw_sha256, entry.upload_sha256) if sha]
     if entry.origin == "request":
         candidates.append(service.config.data_dir / "runs" / entry.id / "samples.jsonl")
@@ -114,9 +114,6 @@ def rescore(service: Service) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="hypergvl space rescore", description=__doc__.splitlines()[0].split(": ", 1)[1])
     p.parse_args(argv)
-    from .config import SpaceConfig
-    from .service import current_sets, make_service
-
     service = make_service(SpaceConfig.from_env())
     current_sets(service)
     report = rescore(service)

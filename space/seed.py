@@ -13,6 +13,7 @@ from hypergvl.evaluators.harness import evaluate_model
 from .service import Service, current_sets
 from .store import DuplicateError, entry_key
 from .testsets import PUBLIC
+from .worker import evaluate_to_entry
 
 BASELINES = (("baseline:symbolic", "vision", None), ("baseline:random", "vision", None),
              ("baseline:symbolic", "text-only", None))
@@ -28,8 +29,6 @@ def run_dir(service: Service, testset: str, model: str, track: str) -> Path:
 
 def seed(service: Service) -> int:
     """Evaluate and store the missing baseline entries; returns how many were added."""
-    from .worker import evaluate_to_entry
-
     sets = current_sets(service)
     have = {entry_key(e) for e in service.entries()}
     runs = service.config.data_dir / "runs" / "seed"

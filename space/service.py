@@ -369,7 +369,7 @@ def spreadsheet_safe(text: str) -> str:
 def make_service(config: SpaceConfig, store: Store | None = None) -> Service:
     """The service over the Hub store when ``HF_TOKEN`` and the repository ids are set, else SQLite."""
     if store is None:
-        from .hub_store import from_env
+        from .hub_store import from_env  # huggingface_hub's client (0.3 s): SQLite deployments skip it
 
         store = from_env()
     return Service(config, store)

@@ -25,6 +25,9 @@ from pathlib import Path
 
 from hypergvl.atomic import write_json
 
+from .config import SpaceConfig
+from .scoring import SampleIndex
+
 PUBLIC, HIDDEN = "public", "hidden"
 
 
@@ -166,8 +169,6 @@ class TestSets:
     # ------------------------------------------------------------------------------------------ references
     def index(self, name: str):
         """The :class:`hypergvl.space.scoring.SampleIndex` of a set (cached)."""
-        from .scoring import SampleIndex
-
         with self._lock:
             if name not in self._indexes:
                 s = self.get(name)
@@ -185,8 +186,6 @@ def main(argv=None) -> int:
     """``hypergvl space testsets list|rotate``: the operator's view of the test sets (rotate: a new hidden set
     from a new secret seed; the current one is retired, its results kept)."""
     import argparse
-
-    from .config import SpaceConfig
 
     p = argparse.ArgumentParser(prog="hypergvl space testsets", description=main.__doc__.split(":")[0])
     p.add_argument("action", choices=["list", "rotate"])

@@ -147,10 +147,9 @@ COST = re.compile(r"\d(\.\d+)?( ?- ?\d+(\.\d+)?)? ?(s|ms)\b")  # a measured time
 
 
 def deferred_imports_without_a_cost(path: Path) -> list[str]:
-    """Imports of our packages by absolute name (``hypergvl...``: the imports across modules and layers) inside a
-    function of ``path`` whose reason names no measured start-up time: none on the import's line or the three above
-    it, and no ``# imports inside functions: ...`` comment in the module. (Deferred relative imports, within one
-    package, are not checked yet.)"""
+    """Imports of our modules (``hypergvl...`` or relative) inside a function of ``path`` whose reason names no
+    measured start-up time: none on the import's line or the three above it, and no ``# imports inside functions:
+    ...`` comment in the module."""
     text = path.read_text()
     lines = text.splitlines()
     if any(l.startswith("# imports inside functions:") and COST.search(l + lines[i + 1]) for i, l in
@@ -163,9 +162,8 @@ def deferred_imports_without_a_cost(path: Path) -> list[str]:
     for node in ast.walk(tree):
         if id(node) in exempt or not isinstance(node, (ast.Import, ast.ImportFrom)) or node.col_offset == 0:
             continue
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if not node.level else []
-        if any(n.split(".")[0] == "hypergvl" for n in names):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if getattr(node, "level", 0) or any(n.split(".")[0] == "hypergvl" for n in names):
             context = lines[max(0, node.lineno - 4):node.end_lineno]
             if not any("#" in l and COST.search(l.split("#", 1)[1]) for l in context):
                 where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
@@ -180,6 +178,6 @@ def test_imports_sit_at_the_top_unless_a_measured_cost_says_otherwise(tmp_path):
            for b in deferred_imports_without_a_cost(path)]
     assert not bad, "\n".join(bad)
     probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    from hypergvl.tasks import TASKS\n\n\n"
-                     "def g():\n    # the task registry (0.3 s): only here\n    from hypergvl.tasks import TASKS\n")
-    assert [b.split(": ", 1)[0] for b in deferred_imports_without_a_cost(probe)] == ["probe.py:2"]
+    probe.write_text("def f():\n    from hypergvl.tasks import TASKS\n\n\ndef g():\n    from .x import y\n\n\n"
+                     "def h():\n    # the task registry (0.3 s): only here\n    from hypergvl.tasks import TASKS\n")
+    assert [b.split(": ", 1)[0] for b in deferred_imports_without_a_cost(probe)] == ["probe.py:2", "probe.py:6"]

@@ -13,9 +13,9 @@ from hypergvl.models.study import EFFICIENCY_DATASETS, FAIRNESS_DATASETS
 from hypergvl.models.train import HERE as MODELS_DIR
 from hypergvl.models.train import registered_names, unknown_name
 
-# The parser and the name check read the registered models and perturbations from their decorators in the sources
-# (as ``hypergvl train`` does, tested to equal the registries), so a mistyped name or ``--help`` costs no torch, PyG
-# or dataset catalogue: the studies' modules, the trainer and ConfigError are imported once the names are good.
+# imports inside functions: the studies' modules, the trainer and ConfigError (torch, PyG: 5-8 s) load once the
+# names are good. The parser and the name check read the registered models and perturbations from their decorators
+# in the sources (as ``hypergvl train`` does, tested to equal the registries), so a typo or ``--help`` costs none of it.
 
 
 def _common(p: argparse.ArgumentParser, runs: int) -> None:

@@ -23,8 +23,8 @@ import argparse
 import json
 from pathlib import Path
 
-from hypergvl.cli import UserError, command
 from hypergvl.build_folder import dataset_info, load_rows
+from hypergvl.cli import UserError, command
 from hypergvl.tasks import score_response
 from hypergvl.vqa import TEXT_ONLY
 

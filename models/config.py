@@ -22,9 +22,9 @@ from typing import Any, Iterable, Literal, Optional, Sequence, Union
 import yaml
 
 from hypergvl.models import CONFIG_DIR
-from hypergvl.models.tasks import TASKS, get_task
 from hypergvl.models.nn import MODELS
 from hypergvl.models.protocols import PROTOCOLS, protocol_settings
+from hypergvl.models.tasks import TASKS, get_task
 
 BASE_MODEL_ARGS = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
 

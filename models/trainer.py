@@ -48,11 +48,11 @@ import torch
 from tqdm import tqdm
 
 from hypergvl.atomic import latest_dir, replace_dir, write_json
-from hypergvl.provenance import provenance
 from hypergvl.models.config import (ConfigError, ResolvedConfig, TrainerConfig, model_class, model_kwarg_types,
                                     resolve_config)
-from hypergvl.models.tasks import Task, TaskModule, get_task
 from hypergvl.models.nn.registry import task_refusal  # a model may declare tasks it cannot serve
+from hypergvl.models.tasks import Task, TaskModule, get_task
+from hypergvl.provenance import provenance
 
 log = logging.getLogger("hypergvl.models.trainer")
 

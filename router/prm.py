@@ -43,12 +43,12 @@ from typing import Sequence
 import numpy as np
 
 from hypergvl.atomic import atomic_path, write_json, write_text
-from hypergvl.vqa import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
 from hypergvl.evaluators.run_folder import LOG, RESULTS, read_results, samples
 from hypergvl.provenance import provenance
 from hypergvl.runlog import damaged
 from hypergvl.tasks import get_task, parse_reference
 from hypergvl.text import encode, ism_text
+from hypergvl.vqa import COMBINATIONS  # label ``i`` of the classifier is ``COMBINATIONS[i]``
 
 __all__ = ["COMBINATIONS", "LABELS", "combination_name", "PRMConfig", "read_run", "build_prm", "load_prm",
            "log_to_console", "router_description", "router_question", "main"]

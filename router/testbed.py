@@ -43,9 +43,9 @@ from typing import Sequence
 __all__ = ["TABLE4_TEXT", "TABLE4_VISUAL", "GAMMA", "default_profile", "shuffled_profile", "summarise", "main"]
 
 from hypergvl.atomic import write_json
+from hypergvl.evaluators.baselines import PROFILE_FORMAT, PROFILE_SCALES as SCALES, load_profile
 from hypergvl.tasks import TASK_CODES as TASKS
 from hypergvl.tasks import UNDERSTANDING
-from hypergvl.evaluators.baselines import PROFILE_FORMAT, PROFILE_SCALES as SCALES, load_profile
 
 #: HyperGVL Table 4, the textual representation rows (accuracy %, task order of :data:`TASKS`)
 TABLE4_TEXT = {

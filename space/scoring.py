@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hypergvl.evaluators.accuracy import accuracy_scores
-from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
-from hypergvl.tasks import TASK_CODES, UNDERSTANDING
 from hypergvl.answers import SCORER_VERSION
 from hypergvl.build_folder import load_rows
+from hypergvl.evaluators.accuracy import accuracy_scores
 from hypergvl.provenance import provenance
+from hypergvl.tasks import TASK_CODES, UNDERSTANDING
 from hypergvl.text import TEXT_REPS
+from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
 
 SCALES = ("small", "medium", "large")
 SOURCES = ("synthetic", "real")

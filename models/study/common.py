@@ -15,11 +15,10 @@ import numpy as np
 import torch
 
 from hypergvl.models.config import ConfigError
+from hypergvl.models.nn import MODELS
 from hypergvl.models.study import STUDIES
-
 from hypergvl.models.trainer import mean_std, write_json_atomic
 from hypergvl.provenance import provenance
-from hypergvl.models.nn import MODELS
 
 SCHEMA = "hypergvl.hnn-study.point"
 SCHEMA_VERSION = 2
@@ -288,7 +287,8 @@ def synthetic_hypergraph(nodes: int, hyperedges: int, mean_order: float, feature
     hypergraphs; :func:`describe` reports it). Labels are uniform over ``classes``; features are standard normal
     plus 1 on feature ``y mod features`` (a weak class signal, so training is not degenerate).
     """
-    # the dataset package loads PyG (3-4 s): not by the command line's checks, which import this module
+    # the dataset package loads PyG (3-4 s): `hypergvl study report` and the Space's HNN tab, which import this
+    # module to read points, never need it
     from hypergvl.models.datasets.data import HypergraphData
     from hypergvl.models.datasets.processing import add_self_loops, incidence_from_pairs
 

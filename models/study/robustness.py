@@ -18,8 +18,8 @@ from tqdm import tqdm
 
 from hypergvl.models import perturb as P
 from hypergvl.models.config import ConfigError
-from hypergvl.models.trainer import run_experiment, run_seeds
 from hypergvl.models.datasets.processing import add_self_loops
+from hypergvl.models.trainer import run_experiment, run_seeds
 
 from .common import load_node_dataset, make_point, ratio_tag, resolve_models, run_cell, seed_point, train_dir
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from hypergvl.models.nn.sparse import scatter
 from hypergvl.models.nn.mlp import MLP
+from hypergvl.models.nn.sparse import scatter
 
 __all__ = ["HyperedgeScorer", "GraphReadout"]
 

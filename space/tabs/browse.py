@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gradio as gr
 
+from hypergvl.build_folder import load_rows
 from hypergvl.render import visual_labels
 from hypergvl.tasks import TASK_CODES, task_codes
 from hypergvl.text import text_labels
-from hypergvl.build_folder import load_rows
 from hypergvl.vqa import expand
 
 from ..scoring import SCALES, SOURCES

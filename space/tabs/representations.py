@@ -5,10 +5,10 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
+from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
 from hypergvl.render import visual_labels
 from hypergvl.tasks import TASK_CODES
 from hypergvl.text import text_labels
-from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
 
 from ..scoring import groupings, summarise
 from ..service import Service

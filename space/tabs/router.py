@@ -6,8 +6,8 @@ import gradio as gr
 import pandas as pd
 
 from hypergvl.evaluators.routing import policy_label
-from hypergvl.tasks import TASK_CODES
 from hypergvl.router.study import grouped_bars
+from hypergvl.tasks import TASK_CODES
 
 from ..scoring import summarise
 from ..service import Service, spreadsheet_safe

@@ -16,13 +16,13 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from hypergvl.answers import SCORER_VERSION
 from hypergvl.atomic import atomic_path, write_json
 from hypergvl.cli import UserError
+from hypergvl.provenance import provenance
 from hypergvl.runlog import iter_log
 
 from .accuracy import accuracy_scores
-from hypergvl.answers import SCORER_VERSION
-from hypergvl.provenance import provenance
 
 LOG = "samples.jsonl"
 RESULTS = "results.json"

@@ -38,11 +38,7 @@ SCALES = ("small", "medium", "large")
 SOURCES = ("synthetic", "real")
 
 
-def _text_reps() -> tuple[str, ...]:
-    return tuple(TEXT_REPS)
-
-
-AXES = {"task": TASK_CODES, "text_rep": _text_reps(), "visual_rep": (*VISUAL_REPS, TEXT_ONLY), "scale": SCALES,
+AXES = {"task": TASK_CODES, "text_rep": tuple(TEXT_REPS), "visual_rep": (*VISUAL_REPS, TEXT_ONLY), "scale": SCALES,
         "source": SOURCES}
 TRACKS = ("vision", "text-only", "routed")
 POLICIES = ("router", "rand", "top", "oracle")

@@ -96,10 +96,14 @@ def build_ours(name: str, in_channels: int, out_channels: int, seed: int, struct
     return model
 
 
-def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, seed: int):
-    """DHG-Bench's class for ``name`` through its own pipeline: its cora yaml (``method_config``), our config's
-    general values overlaid, ``data_processing`` (V2E extraction, singleton hyperedges: Cora's already has one per
-    node, so none is added), ``algo_preprocessing`` and ``parse_model``. Returns ``(model, data, args)``."""
+def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, seed: int,
+                   task_type: str = "node_cls", cfg=None):
+    """DHG-Bench's class for ``name`` through its own pipeline: its cora yaml for ``task_type`` (``method_config``;
+    ``node_cls`` or ``edge_pred``), our config's general values overlaid (``cfg``, default :func:`our_config`),
+    ``set_task_args`` (singleton hyperedges for node classification, none for most models in edge prediction),
+    ``data_processing`` (V2E extraction, those singletons: Cora's already has one per node, so none is added),
+    ``algo_preprocessing`` and ``parse_model`` (in edge prediction with ``embedding_mode``, the encoder's width
+    ``embedding_hidden``, from ``cfg.task.embed_dim``). Returns ``(model, data, args)``."""
     import torch
     from torch_geometric.data import Data
     from dhgbench.lib_dataset.data_base import HyperDataset
@@ -110,7 +114,7 @@ def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, 
 
     method = DHGBENCH_METHOD[name]
     argv = sys.argv
-    sys.argv = ["dhgbench", "--method", method, "--dname", "cora", "--task_type", "node_cls", "--device", "cpu"]
+    sys.argv = ["dhgbench", "--method", method, "--dname", "cora", "--task_type", task_type, "--device", "cpu"]
     try:
         args = parameter_parser()
     finally:
@@ -125,7 +129,9 @@ def build_dhgbench(name: str, x_dense, y, hyperedge_index, num_hyperedges: int, 
             args.is_default = True
             args = method_config(args)
     args = set_task_args(args)
-    cfg = our_config(name)
+    cfg = our_config(name) if cfg is None else cfg
+    if task_type == "edge_pred":  # exp_agent.edge_pred_train_eval: the encoder outputs embeddings
+        args.embedding_mode, args.embedding_hidden = True, cfg.task.embed_dim or cfg.trainer.hidden
     for ours, theirs in _GENERAL_KEYS.items():
         setattr(args, theirs, getattr(cfg.trainer, ours))
     for ours, theirs in _MISSING_KEYS.get(name, {}).items():

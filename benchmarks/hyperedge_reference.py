@@ -19,9 +19,10 @@ What is the same on both sides, per model and seed:
   ``classify`` returns a sigmoid), batches from ``lib_dataset.edge_loaders.HEBatchGenerator`` (``edge_batch_size``
   positives and as many negatives, with wrap-around), and ``train_agent.semi_edge_pred_training``'s step:
   ``torch.sigmoid`` again, then ``binary_cross_entropy_with_logits`` on the positive and on the negative half,
-  Adam(lr, wd), evaluation every ``eval_every`` epochs (our config's, 20; the wheel's ``display_step`` default
-  is 10, its yamls do not set it), the last model with validation ``>=`` the best kept; ``--loss logits`` drops
-  the two extra sigmoids on both sides (``task.paper_loss=logits``);
+  Adam(lr, wd), evaluation every ``eval_every`` epochs of our config (the repository's ``display_step``: 20 by
+  default in ``parameter_parser.py`` from e8b340d on, 10 in T-HyperGNN's edge yaml; the 0.1.2 wheel's default
+  says 10), the last model with validation ``>=`` the best kept; ``--loss logits`` drops the two extra sigmoids
+  on both sides (``task.paper_loss=logits``);
 * ours: ``hypergvl.models.trainer.run_experiment`` for the seed with the same overrides, the exact call
   ``benchmarks/reproduce_dhgbench.py`` makes for the shipped A6 points.
 
@@ -65,10 +66,10 @@ DEFAULT_MODELS = ("UniGCNII", "HGNN")
 LOSSES = {"dhgbench": (), "logits": ("task.paper_loss=logits",)}
 
 
-def overrides(name: str, loss: str) -> list[str]:
-    """The shipped A6 rows' overrides for ``name`` (the paper protocol), plus ``--loss``'s."""
+def overrides(name: str, loss: str, extra: list[str] = ()) -> list[str]:
+    """The shipped A6 rows' overrides for ``name`` (the paper protocol), plus ``--loss``'s and ``--set``'s."""
     return [*RD.PROTOCOLS["hyperedge"]["paper"], *RD.PAPER_MODEL_OVERRIDES.get(("hyperedge", name), ()),
-            *LOSSES[loss]]
+            *LOSSES[loss], *extra]
 
 
 def fix_seed(seed: int) -> None:
@@ -233,14 +234,16 @@ def render(dataset: str, results: list[dict]) -> str:
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         paper = f"{r['paper'][0]:.2f} ± {r['paper'][1]:.2f}" if r["paper"] else "-"
+        extra = r.get("extra_set", [])
+        model = f"{r['model']} ({', '.join(extra)})" if extra else r["model"]
         for s in r["seeds"]:
             ref, ours = s["reference"], s.get("ours", {})
             ra = f"{ref['test']['auroc']:.2f} ({ref['epoch']})" if "test" in ref else f"error: {ref['error']}"
             oa = f"{ours['test']['auroc']:.2f} ({ours['epoch']})" if "test" in ours else ours.get("error", "skipped")
-            lines.append(f"| {r['model']} | {r['loss']} | {r.get('splits', 'ours')} | {s['seed']} | {ra} | {oa} | |")
+            lines.append(f"| {model} | {r['loss']} | {r.get('splits', 'ours')} | {s['seed']} | {ra} | {oa} | |")
         ref = [s["reference"]["test"]["auroc"] for s in r["seeds"] if "test" in s["reference"]]
         ours = [s["ours"]["test"]["auroc"] for s in r["seeds"] if "test" in s.get("ours", {})]
-        lines.append(f"| **{r['model']}** | {r['loss']} | {r.get('splits', 'ours')} | mean ± std | **{mean_std(ref)}** | "
+        lines.append(f"| **{model}** | {r['loss']} | {r.get('splits', 'ours')} | mean ± std | **{mean_std(ref)}** | "
                      f"**{mean_std(ours)}** | {paper} |")
     return "\n".join(lines)
 
@@ -257,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--raw-root", type=Path, default=ET.default_raw_root())
     p.add_argument("--dhgbench", type=Path, default=DR.default_dhgbench())
     p.add_argument("--skip-ours", action="store_true", help="train the reference only")
+    p.add_argument("--set", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="config overrides for both sides, as `hypergvl train --set` takes them (trainer keys reach the "
+                        "reference's args and loop, e.g. trainer.eval_every=10; model keys ours only)")
     p.add_argument("--splits", type=Path, default=None,
                    help="a folder of DHG-Bench's own split_<seed>.pt files, used by both sides (module docstring)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
@@ -285,9 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            sets = overrides(name, args.loss)
+            sets = overrides(name, args.loss, args.set)
             cfg = resolve_config(name, "hyperedge", args.dataset, None, sets)
-            result = {"model": name, "loss": args.loss, "set": sets, "splits": "dhgbench" if args.splits else "ours", "method": DR.DHGBENCH_METHOD[name],
+            result = {"model": name, "loss": args.loss, "set": sets, "splits": "dhgbench" if args.splits else "ours",
+                      "extra_set": args.set, "method": DR.DHGBENCH_METHOD[name],
                       "paper": RD.PAPER[("hyperedge", args.dataset)]["auroc"].get(name), "seeds": []}
             for seed in args.seeds:
                 row = {"seed": seed}

@@ -21,6 +21,7 @@ config for the same name, the other side of every comparison.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -71,6 +72,15 @@ def import_dhgbench(path: Path) -> list[str]:
     shimmed = _dhgbench_shim.install()
     sys.path.insert(0, str(path))
     return shimmed
+
+
+def mean_std(values: list[float]) -> str:
+    """``mean ± population std`` of per-seed percentages for the reference tables (one value as is, none ``-``)."""
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f}"
 
 
 def our_config(name: str):

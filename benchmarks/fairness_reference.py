@@ -59,7 +59,6 @@ import argparse
 import contextlib
 import json
 import math
-import statistics
 import sys
 import tempfile
 import time
@@ -204,14 +203,6 @@ def yaml_vs_ours(entry: dict | None, cfg) -> str:
     return "none" if not diffs else "; ".join(diffs)
 
 
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "-"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f}"
-
-
 def render(dataset: str, results: list[dict]) -> str:
     header = ("| model | seed | reference class acc | ours acc | reference ΔDP / ΔEO | ours ΔDP / ΔEO | "
               f"paper Table A8 {dataset} acc |")
@@ -236,7 +227,7 @@ def render(dataset: str, results: list[dict]) -> str:
             lines.append(f"| {model} | {s['seed']} | {ra} | {oa} | {rg} | {og} | |")
         ref_acc = [s["reference"]["test"]["accuracy"] for s in r["seeds"] if "test" in s.get("reference", {})]
         our_acc = [s["ours"]["test"]["accuracy"] for s in r["seeds"] if "test" in s.get("ours", {})]
-        lines.append(f"| **{model}** | mean ± std | **{mean_std(ref_acc)}** | **{mean_std(our_acc)}** | | | "
+        lines.append(f"| **{model}** | mean ± std | **{DR.mean_std(ref_acc)}** | **{DR.mean_std(our_acc)}** | | | "
                      f"{paper_s} |")
     return "\n".join(lines)
 

@@ -49,7 +49,6 @@ import argparse
 import contextlib
 import json
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -225,10 +224,6 @@ def train_ours(name: str, dataset: str, data, seed: int, workdir: Path, sets: li
             "train_s": time.perf_counter() - t0}
 
 
-def mean_std(values: list[float]) -> str:
-    return f"{statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f}" if values else "-"
-
-
 def render(dataset: str, results: list[dict]) -> str:
     lines = [f"| model | loss | split | seed | reference AUROC (epoch) | ours AUROC (epoch) | paper Table A6 {dataset} |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -243,8 +238,8 @@ def render(dataset: str, results: list[dict]) -> str:
             lines.append(f"| {model} | {r['loss']} | {r.get('splits', 'ours')} | {s['seed']} | {ra} | {oa} | |")
         ref = [s["reference"]["test"]["auroc"] for s in r["seeds"] if "test" in s["reference"]]
         ours = [s["ours"]["test"]["auroc"] for s in r["seeds"] if "test" in s.get("ours", {})]
-        lines.append(f"| **{model}** | {r['loss']} | {r.get('splits', 'ours')} | mean ± std | **{mean_std(ref)}** | "
-                     f"**{mean_std(ours)}** | {paper} |")
+        lines.append(f"| **{model}** | {r['loss']} | {r.get('splits', 'ours')} | mean ± std | **{DR.mean_std(ref)}** | "
+                     f"**{DR.mean_std(ours)}** | {paper} |")
     return "\n".join(lines)
 
 

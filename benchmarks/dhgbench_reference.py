@@ -58,6 +58,13 @@ def default_dhgbench() -> Path:
     return Path(os.environ.get(DHGBENCH_ENV) or str(DHGBENCH_DEFAULT))
 
 
+def check_methods(parser, models: list[str]) -> None:
+    """Stop ``parser`` with a usage error naming the ``--models`` that have no DHG-Bench class."""
+    bad = [m for m in models if m not in DHGBENCH_METHOD]
+    if bad:
+        parser.error(f"--models: no DHG-Bench class for {', '.join(bad)}; one of: {', '.join(sorted(DHGBENCH_METHOD))}")
+
+
 def import_dhgbench(path: Path) -> list[str]:
     """Put the wheel's folder on ``sys.path`` (this process only) and the stand-ins of
     ``benchmarks/_dhgbench_shim.py`` in place of the packages it imports that are absent; returns their names."""

@@ -274,9 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         docs = [json.loads(path.read_text()) for path in args.render]
         print(render(docs[0]["dataset"], merged(docs)))
         return 0
-    bad = [m for m in args.models if m not in DR.DHGBENCH_METHOD]
-    if bad:
-        p.error(f"--models: no DHG-Bench class for {', '.join(bad)}; one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
+    DR.check_methods(p, args.models)
     shimmed = DR.import_dhgbench(args.dhgbench)  # exits with the install command when absent
     from hypergvl.provenance import provenance
 

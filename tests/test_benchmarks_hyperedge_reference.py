@@ -34,6 +34,12 @@ def test_a_run_without_dhgbench_code_names_how_to_install_it(bench, tmp_path, ca
     assert "not installed" in capsys.readouterr().err + str(exit_info.value)
 
 
+def test_a_model_without_a_dhgbench_class_is_a_usage_error(bench, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--models", "HGNN", "UniGIN2", "--seeds", "0"])
+    assert exit_info.value.code == 2 and "no DHG-Bench class for UniGIN2; one of: " in capsys.readouterr().err
+
+
 def test_both_sides_train_under_the_shipped_a6_rows_overrides(bench):
     rd = load_script("reproduce_dhgbench")
     assert bench.overrides("HGNN", "dhgbench") == list(rd.PROTOCOLS["hyperedge"]["paper"])

@@ -238,12 +238,15 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
 
 
 def load_dataset(name: str, raw_root: Optional[str], **kwargs: Any) -> Any:
-    """``hypergvl.models.datasets.load(name, raw_root)``; a bad name or a missing file becomes a :class:`ConfigError`."""
+    """``hypergvl.models.datasets.load(name, raw_root)`` (``name`` a registered dataset or a folder path); a bad name,
+    a bad file or a missing file becomes a :class:`ConfigError`."""
     import hypergvl.models.datasets as mds  # PyG (3-4 s): after the config check, so a bad --set costs 2 s
+    from hypergvl.models.datasets.folder import is_folder_name
 
     registry = getattr(mds, "DATASETS", None)
-    if isinstance(registry, Mapping) and registry and name.lower() not in registry:
-        raise ConfigError(f"unknown dataset {name!r}; valid datasets: {', '.join(sorted(registry))}")
+    if isinstance(registry, Mapping) and registry and name.lower() not in registry and not is_folder_name(name):
+        raise ConfigError(f"unknown dataset {name!r}; valid datasets: {', '.join(sorted(registry))}, or a folder "
+                          "of your own (a path with '/', docs/hnn.md)")
     try:
         return mds.load(name, raw_root=raw_root, **kwargs)
     except (KeyError, ValueError, FileNotFoundError) as e:

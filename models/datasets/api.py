@@ -11,6 +11,7 @@ from typing import Any
 
 from . import catalog  # noqa: F401  (fills the registry)
 from .data import HypergraphData, HypergraphGraphDataset
+from .folder import is_folder_name, read_folder
 from .hub import read_built, write_built
 from .processing import FEATURE_CHOICES, add_self_loops as _add_self_loops, derived_features
 from .registry import DatasetSpec, get_spec
@@ -27,11 +28,11 @@ def _options(spec: DatasetSpec, options: dict[str, Any]) -> dict[str, Any]:
     return {**spec.options, **options}
 
 
-def _check_features(spec: DatasetSpec, features: str) -> None:
+def _check_features(display_name: str, level: str, features: str) -> None:
     if features not in FEATURE_CHOICES:
         raise ValueError(f"features must be one of {list(FEATURE_CHOICES)}, got {features!r}")
-    if spec.level == "graph" and features != "raw":
-        raise ValueError(f"{spec.display_name} is a graph-level set whose features are DHG-Bench's one-hot degrees; "
+    if level == "graph" and features != "raw":
+        raise ValueError(f"{display_name} is a graph-level set whose features are DHG-Bench's one-hot degrees; "
                          f"only features='raw' applies, got {features!r}")
 
 
@@ -59,7 +60,8 @@ def load(name: str, raw_root: str | os.PathLike | None = None, hub_dir: str | os
     """Load a DHG-Bench dataset with the benchmark's processing.
 
     Args:
-        name: a registered name (``hypergvl.models.datasets.DATASETS``), case-insensitive.
+        name: a registered name (``hypergvl.models.datasets.DATASETS``), case-insensitive, or a path with a ``/``
+            (``./my-hypergraph``): a folder of plain files, :mod:`hypergvl.models.datasets.folder`.
         raw_root: a folder (or URL) laid out like ``../shared/data``; default ``$HYPERGVL_RAW_ROOT``, else
             the upstream URLs.
         hub_dir: read a repository written by ``hypergvl datasets build`` instead (a local folder or
@@ -75,8 +77,16 @@ def load(name: str, raw_root: str | os.PathLike | None = None, hub_dir: str | os
     Returns:
         a validated :class:`HypergraphData` (node level) or :class:`HypergraphGraphDataset` (graph level).
     """
+    if is_folder_name(name):
+        if hub_dir is not None or options:
+            raise ValueError(f"{name} is read as a folder (its name has a '/'): hub_dir= and dataset options do not "
+                             "apply to it")
+        obj = read_folder(name, features=features == "raw")
+        level = "graph" if isinstance(obj, HypergraphGraphDataset) else "node"
+        _check_features(name, level, features)
+        return _processed(obj, level, features, add_self_loops)
     spec = get_spec(name)
-    _check_features(spec, features)
+    _check_features(spec.display_name, spec.level, features)
     merged = _options(spec, options)
     if raw_root is not None and hub_dir is not None:
         raise ValueError("pass either raw_root= (raw upstream files) or hub_dir= (a built repository), not both")
@@ -92,8 +102,14 @@ def load(name: str, raw_root: str | os.PathLike | None = None, hub_dir: str | os
                              "'identity' or 'onehot-degree'")
     else:
         obj = load_raw_structure(spec, raw_root, with_features=features == "raw", options=merged)
+    return _processed(obj, spec.level, features, add_self_loops)
+
+
+def _processed(obj: HypergraphData | HypergraphGraphDataset, level: str, features: str,
+               add_self_loops: bool | None) -> HypergraphData | HypergraphGraphDataset:
+    """DHG-Bench's processing of a raw structure (the same for raw files, built repositories and folders)."""
     if add_self_loops is None:
-        add_self_loops = spec.level == "node"
+        add_self_loops = level == "node"
     if isinstance(obj, HypergraphGraphDataset):
         if add_self_loops:
             obj = HypergraphGraphDataset([_add_self_loops(g) for g in obj.graphs], obj.num_classes,
@@ -117,7 +133,7 @@ def build(name: str, out_dir: str | os.PathLike, raw_root: str | os.PathLike | N
     spec = get_spec(name)
     if features not in ("raw", "none"):
         raise ValueError(f"build features must be 'raw' or 'none', got {features!r}")
-    _check_features(spec, features)
+    _check_features(spec.display_name, spec.level, features)
     merged = _options(spec, options)
     obj = load_raw_structure(spec, raw_root, with_features=features == "raw", options=merged)
     obj.validate()

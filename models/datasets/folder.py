@@ -7,7 +7,8 @@ name when the name contains a path separator (``/``; registered names never do).
 
   - ``hyperedges.txt``: one hyperedge per line, its node ids (0-based) separated by commas or whitespace;
   - ``labels.txt``: one integer label per line, line ``i`` for node ``i`` (so the number of lines is the number of
-    nodes; a node in no hyperedge is allowed and gets DHG-Bench's singleton hyperedge like any other);
+    nodes; a node may be in no hyperedge; node classification adds DHG-Bench's singleton hyperedge ``{v}`` for every
+    node not already alone in one, as for the registered sets);
   - ``features.npy`` (a float ``[N, F]`` array, read without pickle) or ``features.txt`` (``N`` rows of numbers
     separated by commas or whitespace); optional when asking for ``features="none" | "identity" | "onehot-degree"``;
 

@@ -174,7 +174,8 @@ def summary(values: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--allset-src", type=Path, required=True, help=f"src/ of jianhao2016/AllSet at {ALLSET_COMMIT}")
-    ap.add_argument("--datasets", nargs="+", default=["cora", "cora-ca"], choices=["cora", "cora-ca"])
+    ap.add_argument("--datasets", nargs="+", default=["cora", "cora-ca"],
+                    help="cora, cora-ca, or a folder of your own (a path with '/', benchmarks/own_data.py)")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--epochs", type=int, default=500)
     ap.add_argument("--loops", action="store_true", help="our side keeps the node task's singleton hyperedges")
@@ -201,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     for dataset, rows in results.items():
         paper, lap = published("HyperGCN", dataset), rows["laplacian"]
         print(f"| {dataset} | {summary([r['test'] for r in rows['reference'].values()])} | "
-              f"{summary([r['test'] for r in rows['ours'].values()])} | {paper[0]:.2f} ± {paper[1]:.2f} | "
+              f"{summary([r['test'] for r in rows['ours'].values()])} | "
+              f"{f'{paper[0]:.2f} ± {paper[1]:.2f}' if paper else 'none published'} | "
               f"{lap['nnz_reference']} / {lap['nnz_ours']} | {lap['entries_differing']} ({lap['nodes_touched']}) | "
               f"{lap['max_difference_elsewhere']:.1e} |")
     if a.json:

@@ -117,7 +117,7 @@ MISS_CAUSES: dict[tuple[str, str], str | Callable[[], str]] = {
 
 def published(model: str, dataset: str) -> tuple[float, float] | None:
     cols = PUBLISHED.get(model)
-    return None if cols is None else cols[DATASETS.index(dataset)]
+    return None if cols is None or dataset not in DATASETS else cols[DATASETS.index(dataset)]
 
 
 def resolved(model: str, dataset: str) -> dict:

@@ -9,7 +9,8 @@ data none of them has seen, read the way a user's own data is (``--dataset ./fol
 ``hypergvl.models.datasets.folder``): scikit-learn's bundled handwritten digits (1,797 8x8 images, 64 pixel
 features scaled to [0, 1], 10 classes; installed with scikit-learn, nothing downloads), made a hypergraph by the rule
 HyperGCL used for the fairness sets (one hyperedge per node: the node and its 5 nearest neighbours by euclidean
-distance on the features). The rows are the models both protocols publish settings for
+distance on the features; exact integer distances on the pixels, ties to the lower node id, so the folder is the
+same on every machine). The rows are the models both protocols publish settings for
 (``reproduce_allset.MODELS``), each under DHG-Bench's protocol (the default: last epoch of a fixed budget) and under
 ``--set protocol=allset`` (AllSet / ED-HNN: 500 epochs, best validation epoch, their general setting), seeds 0..4.
 
@@ -24,6 +25,7 @@ Results: ``benchmarks/results/own_data.json`` (per-seed accuracies, each with it
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import statistics
@@ -54,17 +56,25 @@ FLAG_BELOW_KNN = 5.0
 def build_folder(folder: Path) -> Path:
     """Write the digits hypergraph as a user's folder (``hyperedges.txt``, ``labels.txt``, ``features.npy``)."""
     from sklearn.datasets import load_digits
-    from sklearn.neighbors import NearestNeighbors
 
-    x, y = load_digits(return_X_y=True)
-    x = (x / 16.0).astype(np.float32)
-    _, near = NearestNeighbors(n_neighbors=NEIGHBOURS + 1).fit(x).kneighbors(x)
-    edges = [sorted({i, *map(int, row)}) for i, row in enumerate(near)]  # the node itself, even on ties
+    pixels, y = load_digits(return_X_y=True)
+    pixels = pixels.astype(np.int64)  # 0..16: squared distances are exact integers, so ties are real ties
+    sq = (pixels ** 2).sum(1)
+    dist = sq[:, None] + sq[None, :] - 2 * pixels @ pixels.T
+    np.fill_diagonal(dist, -1)  # the node itself first, even beside a duplicate image
+    near = np.argsort(dist, axis=1, kind="stable")[:, :NEIGHBOURS + 1]  # ties to the lower node id
+    edges = [sorted(map(int, row)) for row in near]
+    x = (pixels / 16.0).astype(np.float32)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "hyperedges.txt").write_text("".join(" ".join(map(str, e)) + "\n" for e in edges))
     (folder / "labels.txt").write_text("".join(f"{int(v)}\n" for v in y))
     np.save(folder / "features.npy", x)
     return folder
+
+
+def folder_digest(folder: Path) -> dict[str, str]:
+    """sha256 of each file of the folder: the shipped numbers name the exact data they were trained on."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(folder.iterdir())}
 
 
 def knn_accuracy(folder: Path, protocol: str, seed: int) -> float:
@@ -130,11 +140,13 @@ def train(models: list[str], runs: int, out: Path, results: Path, table: Path) -
     """Seed by seed over every row (resumable: finished runs under ``out`` are reused), rewriting the JSON and the
     table after each run, so an interrupted job loses at most the run in flight."""
     folder = build_folder(out / "digits")
+    if (done := _load(results)) and done.get("sha256") != folder_digest(folder):
+        raise SystemExit(f"{results} was trained on another digits folder; move it away to start again")
     command = "python benchmarks/own_data.py --train --runs " + str(runs)
     doc = _load(results)
     doc = {"command": command,
            "data": f"{len(np.load(folder / 'features.npy'))} nodes, {NEIGHBOURS}-NN hyperedges, 64 features, 10 classes",
-           "rows": doc.get("rows", {}), "configs": doc.get("configs", {}),
+           "sha256": folder_digest(folder), "rows": doc.get("rows", {}), "configs": doc.get("configs", {}),
            "knn": {p: [knn_accuracy(folder, p, k) for k in range(runs)] for p in PROTOCOLS}}
     for k in range(runs):
         for model in models:

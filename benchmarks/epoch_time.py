@@ -78,14 +78,15 @@ RAW_ENV = "HYPERGVL_RAW_ROOT"
 
 # ------------------------------------------------------------------------------------------------ data
 
-def load_cora(raw_root: Path):
-    """``(x sparse CSR float32, y long, hyperedge_index long [2, nnz], num_hyperedges)`` with a singleton
-    hyperedge added for every node (:func:`hypergvl.models.datasets.load`, the data every model trains on)."""
+def load_node_set(raw_root: Path, name: str = "cora"):
+    """``(x sparse CSR float32, y long, hyperedge_index long [2, nnz], num_hyperedges)`` of ``name`` (a registered
+    node-level set or a folder of your own) with a singleton hyperedge added for every node
+    (:func:`hypergvl.models.datasets.load`, the data every model trains on)."""
     import torch
 
     import hypergvl.models.datasets as md
 
-    data = md.load("cora", raw_root=raw_root)
+    data = md.load(name, raw_root=raw_root)
     x = data.x if data.x.layout != torch.strided else data.x.to_sparse_csr()
     return x, data.y, data.hyperedge_index, data.num_hyperedges
 
@@ -171,7 +172,7 @@ def worker(args: argparse.Namespace) -> dict:
 
     torch.set_num_threads(args.threads)
     CLOCK[0] = CLOCKS[args.clock]
-    x, y, hyperedge_index, num_hyperedges = load_cora(args.raw_root)
+    x, y, hyperedge_index, num_hyperedges = load_node_set(args.raw_root)
     num_classes = int(y.max()) + 1
     if args.check_only:  # the copied-weights output check alone, no training
         if args.worker not in DHGBENCH_METHOD:

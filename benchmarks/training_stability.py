@@ -48,23 +48,23 @@ def trajectory_summary(losses: list[float], accuracy: float) -> dict:
             "epochs_above_initial": sum(loss > losses[0] for loss in losses[1:]), "last_loss": losses[-1]}
 
 
-def run_seed(name: str, seed: int, epochs: int, cora: tuple) -> dict:
-    """The three trajectories of one seed on ``cora`` (``epoch_time.load_cora``'s tuple)."""
+def run_seed(name: str, seed: int, epochs: int, data: tuple) -> dict:
+    """The three trajectories of one seed on ``data`` (``epoch_time.load_node_set``'s tuple)."""
     import torch
     import torch.nn.functional as F
 
-    x, y, hyperedge_index, num_hyperedges = cora
+    x, y, hyperedge_index, num_hyperedges = data
     num_classes = int(y.max()) + 1
     train, test = ET.split(x.shape[0], seed)
-    reference, data, ref_args = DR.build_dhgbench(name, x.to_dense(), y, hyperedge_index, num_hyperedges, seed)
-    copied, diff, _, _ = WC.copied_model(name, reference, data, ref_args, x, hyperedge_index, num_hyperedges,
+    reference, ref_data, ref_args = DR.build_dhgbench(name, x.to_dense(), y, hyperedge_index, num_hyperedges, seed)
+    copied, diff, _, _ = WC.copied_model(name, reference, ref_data, ref_args, x, hyperedge_index, num_hyperedges,
                                          num_classes, seed)
     own = DR.build_ours(name, x.shape[1], num_classes, seed, (x, hyperedge_index, num_hyperedges),
                         **WC.SAME_FUNCTION_OPTIONS.get(name, {}))
 
     def forward(label, model, train_rows=None):
         if label == "reference":
-            out = DR.dhgbench_logits(model, data, ref_args, train_rows)
+            out = DR.dhgbench_logits(model, ref_data, ref_args, train_rows)
             return out[0] if isinstance(out, tuple) else out
         return model(x, hyperedge_index, num_hyperedges)
 
@@ -89,9 +89,9 @@ def run_seed(name: str, seed: int, epochs: int, cora: tuple) -> dict:
     return result
 
 
-def render(name: str, results: list[dict], epochs: int) -> str:
+def render(name: str, results: list[dict], epochs: int, dataset: str = "cora") -> str:
     r0 = results[0]
-    lines = [f"{name} on Cora, {epochs} epochs, Adam lr {r0['lr']:g}, weight decay {r0['weight_decay']:g}",
+    lines = [f"{name} on {dataset}, {epochs} epochs, Adam lr {r0['lr']:g}, weight decay {r0['weight_decay']:g}",
              f"{'seed':>4}  {'trajectory':<21} {'test acc %':>10} {'max loss':>10} {'at epoch':>8} "
              f"{'epochs above initial loss':>26}"]
     for r in results:
@@ -107,6 +107,8 @@ def render(name: str, results: list[dict], epochs: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help=f"one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
+    p.add_argument("--dataset", default="cora", help="a node-level set, or a folder of your own (a path with '/'); "
+                   "both classes take the Cora config either way")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
@@ -124,14 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    cora = ET.load_cora(args.raw_root)
+    data = ET.load_node_set(args.raw_root, args.dataset)
     results = []
     for seed in args.seeds:
-        results.append(run_seed(args.model, seed, args.epochs, cora))
+        results.append(run_seed(args.model, seed, args.epochs, data))
         print(f"seed {seed} done", file=sys.stderr, flush=True)
-    print(render(args.model, results, args.epochs))
+    print(render(args.model, results, args.epochs, args.dataset))
     if args.json:
-        args.json.write_text(json.dumps({"model": args.model, "epochs": args.epochs, "results": results}))
+        args.json.write_text(json.dumps({"model": args.model, "dataset": args.dataset, "epochs": args.epochs,
+                                         "results": results}))
     return 0
 
 

@@ -90,11 +90,16 @@ def mean_std(values: list[float]) -> str:
     return f"{statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f}"
 
 
+#: the dataset whose node-classification config :func:`our_config` resolves (a script comparing on another set may
+#: set it, as ``training_stability.py --own-config`` does)
+CONFIG_DATASET = "cora"
+
+
 def our_config(name: str):
-    """Our resolved node-classification config for Cora (``models/configs/<Model>.yaml``)."""
+    """Our resolved node-classification config for :data:`CONFIG_DATASET` (``models/configs/<Model>.yaml``)."""
     from hypergvl.models.config import resolve_config
 
-    return resolve_config(name, "node", "cora")
+    return resolve_config(name, "node", CONFIG_DATASET)
 
 
 def build_ours(name: str, in_channels: int, out_channels: int, seed: int, structure: tuple | None = None, **extra):

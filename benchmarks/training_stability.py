@@ -107,8 +107,9 @@ def render(name: str, results: list[dict], epochs: int, dataset: str = "cora") -
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help=f"one of: {', '.join(sorted(DR.DHGBENCH_METHOD))}")
-    p.add_argument("--dataset", default="cora", help="a node-level set, or a folder of your own (a path with '/'); "
-                   "both classes take the Cora config either way")
+    p.add_argument("--dataset", default="cora", help="a node-level set, or a folder of your own (a path with '/')")
+    p.add_argument("--own-config", action="store_true",
+                   help="both classes take our config resolved for --dataset (default: the Cora config)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.own_config:
+        DR.CONFIG_DATASET = args.dataset
     data = ET.load_node_set(args.raw_root, args.dataset)
     results = []
     for seed in args.seeds:
@@ -133,7 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {seed} done", file=sys.stderr, flush=True)
     print(render(args.model, results, args.epochs, args.dataset))
     if args.json:
+        from hypergvl.provenance import provenance
+
         args.json.write_text(json.dumps({"model": args.model, "dataset": args.dataset, "epochs": args.epochs,
+                                         "config_of": DR.CONFIG_DATASET, "command": sys.argv,
+                                         "provenance": provenance(DR.our_config(args.model).to_dict(),
+                                                                  seeds=args.seeds),
                                          "results": results}))
     return 0
 

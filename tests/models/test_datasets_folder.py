@@ -3,7 +3,6 @@
 Truth: the registered Cora and RHG-3 objects (their raw upstream files through their own loaders) against the same
 hypergraphs written out as a folder; hand-written toy folders for the errors; the trainer end to end on a folder.
 """
-import os
 import shutil
 import subprocess
 import sys
@@ -15,16 +14,6 @@ import torch
 
 import hypergvl.models.datasets as md
 from hypergvl.models import trainer as TR
-
-
-def _raw_root() -> Path | None:
-    env = os.environ.get("HYPERGVL_RAW_ROOT")
-    root = Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-    return root.resolve() if (root / "HyperGCN").is_dir() else None
-
-
-ROOT = _raw_root()
-needs_data = pytest.mark.skipif(ROOT is None, reason="real data folder (../shared/data or $HYPERGVL_RAW_ROOT) absent")
 
 
 def write_folder(folder: Path, hyperedges, labels, features=None, sep=" ") -> Path:
@@ -64,12 +53,11 @@ def hic(folder: Path) -> Path:
     return folder
 
 
-@needs_data
-def test_a_folder_holding_cora_loads_as_the_registered_cora(tmp_path):
-    raw = md.load("cora", raw_root=ROOT, add_self_loops=False)
+def test_a_folder_holding_cora_loads_as_the_registered_cora(tmp_path, shared_data):
+    raw = md.load("cora", raw_root=shared_data, add_self_loops=False)
     folder = write_folder(tmp_path / "cora", raw.hyperedges(), raw.y.tolist(), raw.x.to_dense().numpy(), sep=",")
     for loops in (None, False):
-        ours, theirs = md.load(str(folder), add_self_loops=loops), md.load("cora", raw_root=ROOT, add_self_loops=loops)
+        ours, theirs = md.load(str(folder), add_self_loops=loops), md.load("cora", raw_root=shared_data, add_self_loops=loops)
         assert (ours.num_nodes, ours.num_hyperedges) == (theirs.num_nodes, theirs.num_hyperedges)
         assert torch.equal(ours.hyperedge_index, theirs.hyperedge_index) and torch.equal(ours.y, theirs.y)
         assert torch.equal(ours.x, theirs.x.to_dense()) and ours.name == "cora"
@@ -77,12 +65,11 @@ def test_a_folder_holding_cora_loads_as_the_registered_cora(tmp_path):
     assert ident.num_features == raw.num_nodes
 
 
-@needs_data
-def test_a_folder_holding_hic_text_loads_as_the_registered_set(tmp_path):
+def test_a_folder_holding_hic_text_loads_as_the_registered_set(tmp_path, shared_data):
     folder = tmp_path / "rhg"
     folder.mkdir()
-    shutil.copy(ROOT / "HIC/data/hypergraph/RHG/RHG_3.txt", folder / "graphs.txt")
-    ours, theirs = md.load(f"{folder}/"), md.load("rhg-3", raw_root=ROOT)
+    shutil.copy(shared_data / "HIC/data/hypergraph/RHG/RHG_3.txt", folder / "graphs.txt")
+    ours, theirs = md.load(f"{folder}/"), md.load("rhg-3", raw_root=shared_data)
     assert (len(ours), ours.num_classes, ours.num_features) == (len(theirs), theirs.num_classes, theirs.num_features)
     for a, b in zip(ours.graphs[::97], theirs.graphs[::97]):
         assert torch.equal(a.hyperedge_index, b.hyperedge_index) and torch.equal(a.x, b.x) and torch.equal(a.y, b.y)

@@ -40,6 +40,7 @@ for _path in (ROOT, ROOT / "benchmarks"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+import dhgbench_reference as DR  # noqa: E402
 import reproduce_allset as ra  # noqa: E402
 
 from hypergvl.atomic import write_json  # noqa: E402
@@ -138,11 +139,6 @@ def render(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ms(values: list[float]) -> str:
-    m, s = _mean_std(values)
-    return f"{m:.2f} ± {s:.2f}"
-
-
 def _dhgbench_reference(doc: dict) -> str:
     """A ``training_stability.py --json`` file: DHG-Bench's class beside ours from its weights and ours alone."""
     rs = doc["results"]
@@ -151,10 +147,10 @@ def _dhgbench_reference(doc: dict) -> str:
     low = min(range(len(rs)), key=lambda i: side["reference"][i])
     return (f"DHG-Bench's own class (the dhg-bench 0.1.2 wheel, `benchmarks/training_stability.py`, our config for "
             f"this folder, {doc['epochs']} epochs, one loop for all three, seeds {rs[0]['seed']}-{rs[-1]['seed']}, "
-            f"commit {doc['provenance']['commit'][:7]}) gives {_ms(side['reference'])} (per seed "
+            f"commit {doc['provenance']['commit'][:7]}) gives {DR.mean_std(side['reference'])} (per seed "
             f"{', '.join(f'{v:.2f}' for v in side['reference'])}); ours from its initial weights "
-            f"{_ms(side['ours, reference init'])}, within {gap:.2f} of it seed by seed; ours from our own "
-            f"initialisation {_ms(side['ours, own init'])}. Its worst seed ends at loss "
+            f"{DR.mean_std(side['ours, reference init'])}, within {gap:.2f} of it seed by seed; ours from our own "
+            f"initialisation {DR.mean_std(side['ours, own init'])}. Its worst seed ends at loss "
             f"{rs[low]['reference']['last_loss']:.3f}, its best at "
             f"{min(r['reference']['last_loss'] for r in rs):.3f}. So the reference's own class is as far from 5-NN "
             "and as seed-dependent: the fast variant draws one random projection per run and trains on the mediator "
@@ -168,8 +164,8 @@ def _allset_reference(doc: dict) -> str:
     lap = rows["laplacian"]
     return (f"AllSet's own HyperGCN ({doc['reference']}, `benchmarks/allset_reference.py`, the protocol's "
             f"{doc['epochs']} epochs and selection, seeds {doc['seeds'][0]}-{doc['seeds'][-1]}, commit "
-            f"{doc['provenance']['commit'][:7]}) gives {_ms(ref)} (per seed {', '.join(f'{v:.2f}' for v in ref)}), "
-            f"ours {_ms(ours)}; on one random direction the two Laplacians ({lap['nnz_reference']} / "
+            f"{doc['provenance']['commit'][:7]}) gives {DR.mean_std(ref)} (per seed {', '.join(f'{v:.2f}' for v in ref)}), "
+            f"ours {DR.mean_std(ours)}; on one random direction the two Laplacians ({lap['nnz_reference']} / "
             f"{lap['nnz_ours']} non-zeros) differ at {lap['entries_differing']} entries and by at most "
             f"{lap['max_difference_elsewhere']:.0e}. So the reference's own code collapses here too: one layer on "
             "a random-projection graph at lr 1e-3, as the protocol's general setting says")
@@ -211,10 +207,10 @@ def train(models: list[str], runs: int, out: Path, results: Path, table: Path) -
     """Seed by seed over every row (resumable: finished runs under ``out`` are reused), rewriting the JSON and the
     table after each run, so an interrupted job loses at most the run in flight."""
     folder = build_folder(out / "digits")
-    if (done := _load(results)) and done.get("sha256") != folder_digest(folder):
+    doc = _load(results)
+    if doc and doc.get("sha256") != folder_digest(folder):
         raise SystemExit(f"{results} was trained on another digits folder; move it away to start again")
     command = "python benchmarks/own_data.py " + " ".join(sys.argv[1:])
-    doc = _load(results)
     doc = {"command": command,
            "data": f"{len(np.load(folder / 'features.npy'))} nodes, {NEIGHBOURS}-NN hyperedges, 64 features, 10 classes",
            "sha256": folder_digest(folder), "rows": doc.get("rows", {}), "configs": doc.get("configs", {}),

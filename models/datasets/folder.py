@@ -83,14 +83,15 @@ def _node_labels(path: Path) -> np.ndarray:
     rows = [line.strip() for line in _read_text(path).splitlines()]
     while rows and not rows[-1]:
         rows.pop()
-    for k, row in enumerate(rows, start=1):
-        try:
-            int(row)
-        except ValueError:
-            raise ValueError(f"{path} line {k}: expected one integer label, got {row[:80]!r}") from None
     if not rows:
         raise ValueError(f"{path}: no labels")
-    return _labels([int(r) for r in rows], str(path))
+    labels = []
+    for k, row in enumerate(rows, start=1):
+        try:
+            labels.append(int(row))
+        except ValueError:
+            raise ValueError(f"{path} line {k}: expected one integer label, got {row[:80]!r}") from None
+    return _labels(labels, str(path))
 
 
 def _read_features(folder: Path, num_nodes: int) -> torch.Tensor:

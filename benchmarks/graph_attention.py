@@ -8,7 +8,9 @@ global attention to the whole batch (``../shared/reference/dhgbench-models.md``,
 instead of N^2 (:class:`hypergvl.models.nn.sparse.GraphGroups`); HyperGT's kernelised attention is linear in either
 case, so its figure is the price of the per-graph computation. Printed: median seconds of a training step
 (zero_grad, forward, loss, backward, Adam step) over ``--batches`` batches after one warm-up step, per model and
-scope, and the ratio batch / graph.
+scope, and the ratio batch / graph; then HyperGT's step within each graph with its attention in the T x T form
+where that takes fewer flops (the model's rule, :func:`hypergvl.models.nn.hypergt.pairwise_is_cheaper`) beside
+the linear form everywhere (the code before), and the ratio.
 
     .venv/bin/python benchmarks/graph_attention.py --dataset rhg-3 --raw-root ../shared/data
 """
@@ -98,7 +100,30 @@ def main(argv: list[str] | None = None) -> int:
         median = {s: statistics.median(step_times(model, args.dataset, data, [f"model.attention_scope={s}"],
                                                   args.batches)[0]) for s in SCOPES}
         print(f"| {model} | {median['graph']:.3f} | {median['batch']:.3f} | {median['batch'] / median['graph']:.2f}x |")
+    if "HyperGT" in args.models:
+        print(f"\nHyperGT within each graph, training step (s), median of {args.batches}")
+        print("| form | T x T where cheaper (today) | linear only (before) | before / today |")
+        print("|---|---|---|---|")
+        median = {form: statistics.median(hypergt_form_times(form, args.dataset, data, args.batches))
+                  for form in ("pairwise", "linear")}
+        print(f"| HyperGT | {median['pairwise']:.3f} | {median['linear']:.3f} | "
+              f"{median['linear'] / median['pairwise']:.2f}x |")
     return 0
+
+
+def hypergt_form_times(form: str, dataset: str, data, batches: int) -> list[float]:
+    """:func:`step_times` of HyperGT within each graph with its per-graph attention in the T x T form where that
+    takes fewer flops (``"pairwise"``, the model's rule) or in the linear form everywhere (``"linear"``, the code
+    before the T x T form existed)."""
+    import hypergvl.models.nn.hypergt as hypergt
+
+    rule = hypergt.pairwise_is_cheaper
+    if form == "linear":
+        hypergt.pairwise_is_cheaper = lambda *args: False
+    try:
+        return step_times("HyperGT", dataset, data, ["model.attention_scope=graph"], batches)[0]
+    finally:
+        hypergt.pairwise_is_cheaper = rule
 
 
 if __name__ == "__main__":

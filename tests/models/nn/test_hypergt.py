@@ -345,6 +345,52 @@ def test_weighted_attention_values_and_gradients_equal_dense_attention(monkeypat
             torch.testing.assert_close(a, b)
 
 
+def test_pairwise_attention_values_and_gradients_equal_dense_attention():
+    """The T x T form HyperGT uses within small hypergraphs: the dense formula's values and gradients (qf, kf, v,
+    w), and the linear form's."""
+    g = torch.Generator().manual_seed(4)
+    heads, t, m, d, k = 3, 9, 4, 3, 5
+    qf, kf = (torch.rand(heads, t, m, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    v = torch.randn(heads, t, d, generator=g, dtype=torch.float64, requires_grad=True)
+    w = torch.rand(heads, t, k, generator=g, dtype=torch.float64, requires_grad=True)
+    tensors = [qf, kf, v, w]
+    weight = torch.randn(heads, t, d, generator=g, dtype=torch.float64)
+    for want in (dense_weighted_attention(qf, kf, v, w), weighted_kernel_attention(qf, kf, v, w)):
+        ours = hg.pairwise_weighted_attention(qf, kf, v, w)
+        torch.testing.assert_close(ours, want)
+        for a, b in zip(grads((ours * weight).sum(), tensors), grads((want * weight).sum(), tensors)):
+            torch.testing.assert_close(a, b)
+
+
+def test_pairwise_form_is_chosen_by_flops():
+    """DHG-Bench's graph config (m 30, K 10, width 64): the T x T form below 169 tokens, the linear one above;
+    in evaluation (K = 1) only below 20."""
+    assert hg.pairwise_is_cheaper(168, 30, 10, 64) and not hg.pairwise_is_cheaper(169, 30, 10, 64)
+    assert hg.pairwise_is_cheaper(19, 30, 1, 64) and not hg.pairwise_is_cheaper(20, 30, 1, 64)
+
+
+def test_hypergt_graph_scope_gives_the_same_training_step_with_either_form(monkeypatch):
+    """A batch of three hypergraphs in training (Gumbel samples, link term): the T x T form everywhere and the
+    linear form everywhere give the same logits, link term and gradients."""
+    graphs = [random_hypergraph(s, num_nodes=n) for s, n in ((0, 7), (1, 9), (2, 7))]
+    n_off = torch.tensor([0] + [n for _, _, n in graphs]).cumsum(0)
+    e_off = torch.tensor([0] + [len(e) for e, _, _ in graphs]).cumsum(0)
+    hei = torch.cat([h + torch.stack([n_off[i], e_off[i]])[:, None] for i, (_, h, _) in enumerate(graphs)], 1)
+    batch = torch.repeat_interleave(torch.arange(3), torch.tensor([n for _, _, n in graphs]))
+    x = torch.randn(int(n_off[-1]), 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    results = []
+    for pairwise in (True, False):
+        monkeypatch.setattr(hg, "pairwise_is_cheaper", lambda *args, p=pairwise: p)
+        model = make_hypergt(0, dropout=0.0, positional_encoding="none").train()
+        torch.manual_seed(3)
+        out = model(x, hei, int(e_off[-1]), batch=batch)
+        loss = out.square().sum() + model.extra_loss()
+        results.append((out, loss, grads(loss, list(model.parameters()))))
+    torch.testing.assert_close(results[0][:2], results[1][:2])
+    for a, b in zip(results[0][2], results[1][2]):
+        torch.testing.assert_close(a, b)
+
+
 def naive_hypergt_training(model, x, edges, n):
     """HyperGT in training mode with dense T x T Gumbel attention, the layer's value and output maps applied
     to every token, dropout on every token, and the random draws in the model's order (per layer: feature

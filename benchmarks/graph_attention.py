@@ -10,7 +10,8 @@ case, so its figure is the price of the per-graph computation. Printed: median s
 (zero_grad, forward, loss, backward, Adam step) over ``--batches`` batches after one warm-up step, per model and
 scope, and the ratio batch / graph; then HyperGT's step within each graph with its attention in the T x T form
 where that takes fewer flops (the model's rule, :func:`hypergvl.models.nn.hypergt.pairwise_is_cheaper`) beside
-the linear form everywhere (the code before), and the ratio.
+the linear form everywhere (the code before), and the ratio; then DPHGNN's step with the operators it builds for
+every batch on their base's sparsity pattern (today) beside each re-sorted as a new matrix (the code before).
 
     .venv/bin/python benchmarks/graph_attention.py --dataset rhg-3 --raw-root ../shared/data
 """
@@ -108,7 +109,47 @@ def main(argv: list[str] | None = None) -> int:
                   for form in ("pairwise", "linear")}
         print(f"| HyperGT | {median['pairwise']:.3f} | {median['linear']:.3f} | "
               f"{median['linear'] / median['pairwise']:.2f}x |")
+    if "DPHGNN" in args.models:
+        print(f"\nDPHGNN's per-batch structure, training step (s), median of {args.batches}")
+        print("| structure | operators on their base's pattern (today) | each operator re-sorted (before) | "
+              "before / today |")
+        print("|---|---|---|---|")
+        median = {way: statistics.median(dphgnn_structure_times(way, args.dataset, data, args.batches))
+                  for way in ("shared", "rebuilt")}
+        print(f"| DPHGNN | {median['shared']:.3f} | {median['rebuilt']:.3f} | "
+              f"{median['rebuilt'] / median['shared']:.2f}x |")
     return 0
+
+
+def _rebuilt_operator(base, left=None, right=None, diagonal=None):
+    """The code before: each fused DPHGNN operator built as a new matrix, sorted and coalesced (same values)."""
+    from hypergvl.models.nn import dphgnn
+    from hypergvl.models.nn.sparse import SparseOperator
+
+    import torch
+    if base.nnz > dphgnn._FUSE_ENTRIES:
+        return dphgnn._Scaled(base, left, right, diagonal)
+    rows, cols, vals = dphgnn._rows(base), base.matrix.col_indices(), base.values
+    vals = vals if right is None else vals * right[cols]
+    vals = vals if left is None else vals * left[rows]
+    if diagonal is not None:
+        ids = torch.arange(base.shape[0], device=rows.device)
+        rows, cols, vals = torch.cat([rows, ids]), torch.cat([cols, ids]), torch.cat([vals, diagonal])
+    return SparseOperator(rows, cols, vals, base.shape)
+
+
+def dphgnn_structure_times(way: str, dataset: str, data, batches: int) -> list[float]:
+    """:func:`step_times` of DPHGNN with its per-batch operators on their base's pattern (``"shared"``, the model)
+    or each built as a new sorted matrix (``"rebuilt"``, the code before)."""
+    from hypergvl.models.nn import dphgnn
+
+    operator = dphgnn._operator
+    if way == "rebuilt":
+        dphgnn._operator = _rebuilt_operator
+    try:
+        return step_times("DPHGNN", dataset, data, [], batches)[0]
+    finally:
+        dphgnn._operator = operator
 
 
 def hypergt_form_times(form: str, dataset: str, data, batches: int) -> list[float]:

@@ -1,5 +1,6 @@
 """Smoke test of benchmarks/graph_attention.py on a three-graph HIC text file: both models, both attention scopes,
-HyperGT's two attention forms, one timed step each, and its flag checks."""
+HyperGT's two attention forms, DPHGNN's two ways to build its operators, one timed step each, and its flag
+checks."""
 
 import pytest
 
@@ -19,8 +20,8 @@ def test_graph_attention_times_both_scopes_of_both_models(bench, tmp_path, capsy
     path.write_text(HIC_TEXT)
     assert bench.main(["--dataset", "rhg-3", "--raw-root", str(tmp_path), "--batches", "1"]) == 0
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
-    assert [r[0].strip() for r in rows] == ["model", "DPHGNN", "HyperGT", "form", "HyperGT"]
-    for _, graph, batch, ratio in rows[1:3] + rows[4:]:
+    assert [r[0].strip() for r in rows] == ["model", "DPHGNN", "HyperGT", "form", "HyperGT", "structure", "DPHGNN"]
+    for _, graph, batch, ratio in rows[1:3] + rows[4:5] + rows[6:]:
         assert float(graph) > 0 and float(batch) > 0 and ratio.strip().endswith("x")
 
 

@@ -56,6 +56,20 @@ def test_dphgnn_structure_operators_equal_the_dense_reference_formulas(seed):
         torch.testing.assert_close(_dense(st.l_sg), torch.diag(a.sum(1)) - a)
 
 
+def test_dphgnn_operator_with_a_diagonal_needs_its_base_to_store_the_diagonal():
+    """Its operators reuse the base's pattern (no sort per batch), so a base missing a diagonal entry is refused,
+    and one storing an explicit zero there gives D^-1 A + I."""
+    from hypergvl.models.nn.dphgnn import _rownorm_plus_eye
+    from hypergvl.models.nn.sparse import SparseOperator
+    missing = SparseOperator(torch.tensor([0, 1]), torch.tensor([1, 0]), torch.tensor([2.0, 3.0]), (3, 3))
+    with pytest.raises(ValueError, match="diagonal"):
+        _rownorm_plus_eye(missing)
+    stored = SparseOperator(torch.tensor([0, 1, 0, 1, 2]), torch.tensor([1, 0, 0, 1, 2]),
+                            torch.tensor([2.0, 3.0, 0.0, 0.0, 0.0]), (3, 3))
+    torch.testing.assert_close(_dense(_rownorm_plus_eye(stored)),
+                               torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+
+
 def naive_hypergcn(edges, x, r, n, mediators):
     """The reference's hypergcn_expansion (dict of weights, + I), then D^-1/2 A D^-1/2 and D - A."""
     proj = (x @ r).squeeze(1)

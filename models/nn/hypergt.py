@@ -369,7 +369,8 @@ class _Attention(nn.Module):
         :math:`T \times H d` value or attention tensor is formed. With ``groups`` each hypergraph's tokens
         attend to their own hypergraph's tokens: a block of :math:`g` graphs of :math:`t` tokens runs as
         :math:`H g` independent heads on the projected values (folding the maps into :math:`G` per-graph
-        :math:`\mathbf{U}` would cost :math:`G` times the value map)."""
+        :math:`\mathbf{U}` would cost :math:`G` times the value map), through each graph's :math:`t \times t`
+        kernel matrix where that takes fewer flops (:func:`pairwise_weighted_attention`)."""
         heads, d = self.heads, self.hidden
         if groups is not None:
             def block(g: int, t: int, *parts: Tensor) -> Tensor:  # [H, g t, .] as [H g, t, .]: graphs as heads

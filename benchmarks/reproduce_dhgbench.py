@@ -2,7 +2,7 @@
 
     python benchmarks/reproduce_dhgbench.py --models HGNN MLP --datasets cora cora-ca [--runs 5]
         [--tasks node hyperedge graph] [--hyperedge-protocol paper|paper-logits|held-out] [--graph-protocol paper|standard]
-        [--out DIR] [--raw-root DIR] [--threads 1] [--reference-behaviour]
+        [--out DIR] [--raw-root DIR] [--threads 1] [--reference-behaviour [--behaviour-only]] [--seeds K ...]
 
 For every model x dataset x task it can run with the available raw data, it trains with
 ``hypergvl.models.trainer.run_experiment`` (the shipped ``models/configs/<MODEL>.yaml``; finished runs under ``--out`` are
@@ -146,8 +146,8 @@ def export_points(run_dir: Path, dest: Path) -> list[Path]:
     to the configs since: ``FIELDS_ADDED_LATER``)."""
     config = json.loads((run_dir / "config.json").read_text())
     written = []
-    for k in range(TR.finished_runs(run_dir)):
-        rec = json.loads((run_dir / "runs" / f"run_{k}.json").read_text())
+    for path in sorted((run_dir / "runs").glob("run_*.json"), key=lambda q: int(q.stem.split("_")[1])):
+        rec = json.loads(path.read_text())  # every finished seed, also of a folder trained with --seeds
         doc = {"schema": POINT_SCHEMA, "schema_version": 1, "model": config["model"], "dataset": config["dataset"],
                "task": config["task"], "folder": run_dir.name, "seed": rec["seed"], "metrics": rec["metrics"],
                "selected_epoch": rec["selected_epoch"], "epochs_run": rec["epochs_run"],
@@ -178,10 +178,11 @@ def points_summary(folder: Path, now: dict) -> tuple[dict | None, str | None]:
 
 def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root: str | None,
             protocols: dict[str, str] | None = None, report_only: bool = False, behaviour: bool = False,
-            points: Path | None = None) -> dict:
+            points: Path | None = None, seeds: list[int] | None = None) -> dict:
     """One model x dataset x task: train (or reuse finished runs; with ``report_only`` only read a finished
     summary; with ``points`` read the row's per-seed points under ``points/<model>/<dataset>/<folder>``, trains
-    nothing) and compare with the paper. ``protocols`` maps a task with protocols to the one to use (default:
+    nothing) and compare with the paper. ``seeds`` trains those seeds only (the row then summarises them; a grid
+    split over processes exports each part's points into one folder). ``protocols`` maps a task with protocols to the one to use (default:
     ``paper``). ``behaviour``: with the model's :data:`REFERENCE_BEHAVIOURS` options for the task (which it must
     have), in a folder of its own. A finished folder or point set trained under another configuration than the
     one the code resolves now is ``stale`` and not compared."""
@@ -230,7 +231,7 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         try:  # a folder holding more finished runs than asked is summarised over all of them
             summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
                                         overrides=overrides, raw_root=raw_root, resume=True,
-                                        progress=sys.stderr.isatty())
+                                        progress=sys.stderr.isatty(), seeds=seeds)
         except TR.ConfigError as e:
             row.update(status="skipped", note=str(e))
             return row
@@ -475,6 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reference-behaviour", action="store_true",
                    help="also train (or, with --report-only, read) each row whose model has options reproducing "
                         "DHG-Bench's code (REFERENCE_BEHAVIOURS) with them, and tabulate those rows separately")
+    p.add_argument("--behaviour-only", action="store_true",
+                   help="with --reference-behaviour: train the reference-behaviour rows only; the default rows are "
+                        "read from --out if finished (as with --report-only), not trained")
+    p.add_argument("--seeds", nargs="+", type=int, default=None,
+                   help="train these seeds of each row only (instead of 0..runs-1; to split a row over processes: "
+                        "each part's --export-points writes its seeds into the same points folder)")
     if argv is None:
         argv = sys.argv[1:]
     if list(argv) == ["--counts"]:  # docs/reproduction.md's generated block, from the shipped tables only
@@ -483,6 +490,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--counts" in argv:
         p.error("--counts takes no other arguments")
     args = p.parse_args(argv)
+    if args.behaviour_only and not args.reference_behaviour:
+        p.error("--behaviour-only needs --reference-behaviour")
+    if args.seeds is not None and (args.report_only or args.points is not None):
+        p.error("--seeds names seeds to train; --report-only and --points train nothing")
     logging.basicConfig(level=logging.WARNING)
     torch.set_num_threads(args.threads)
 
@@ -504,13 +515,14 @@ def main(argv: list[str] | None = None) -> int:
                         row = fairness_row(model, dataset, cells)
                     else:
                         row = run_row(model, dataset, task, args.runs, args.out, args.raw_root, {task: protocol},
-                                      args.report_only, points=args.points)
+                                      args.report_only or args.behaviour_only, points=args.points,
+                                      seeds=args.seeds)
                     rows.append(row)
                     _progress(task, dataset, model, row)
                     if k == 0 and args.reference_behaviour and task in REFERENCE_BEHAVIOURS.get(model, {}):
                         pairs.append((row, run_row(model, dataset, task, args.runs, args.out, args.raw_root,
                                                    {task: protocol}, args.report_only, behaviour=True,
-                                                   points=args.points)))
+                                                   points=args.points, seeds=args.seeds)))
                         _progress("", "", "  " + BEHAVIOUR_SUFFIX, pairs[-1][1])
     if not rows:
         print("nothing to run: no requested dataset belongs to a requested task", file=sys.stderr)

@@ -133,6 +133,40 @@ def test_reference_behaviour_rows_train_with_their_options_in_their_own_folder(r
     assert asked == [2, 2, 2, 5]
 
 
+
+def test_behaviour_only_trains_the_named_seeds_of_the_behaviour_rows_alone(rd, tmp_path, monkeypatch):
+    """--reference-behaviour --behaviour-only --seeds 2 3: the reference-behaviour row trains seeds 2 and 3 (and
+    no default row: it is read, here not run), and --export-points writes those seeds' points, which join the
+    seed 0-1 points of an earlier part into one 0..3 row."""
+    calls = []
+
+    def fake_run_experiment(model, dataset, task, *, out, runs, overrides, seeds=None, **kw):
+        calls.append((Path(out).name, seeds))
+        (Path(out) / "runs").mkdir(parents=True, exist_ok=True)
+        (Path(out) / "config.json").write_text(json.dumps(
+            {"model": model, "dataset": dataset, "task": task, "config": _config("HGNN", "cora")}))
+        for k in seeds:
+            (Path(out) / "runs" / f"run_{k}.json").write_text(json.dumps(
+                {"seed": k, "metrics": {"test": {"accuracy": 70.0 + k}, "val": {"accuracy": 1.0}},
+                 "selected_epoch": 100, "epochs_run": 100}))
+        return {"mean": 72.5, "std": 0.5, "runs": [{}] * len(seeds), "test_metrics": {}}
+    monkeypatch.setattr(rd.TR, "run_experiment", fake_run_experiment)
+    points = tmp_path / "points" / "DPHGNN" / "cora" / "node+dhgbench"
+    points.mkdir(parents=True)
+    for k in (0, 1):
+        (points / f"seed{k}.json").write_text("{}")
+    assert rd.main(["--models", "DPHGNN", "--datasets", "cora", "--tasks", "node", "--out", str(tmp_path / "o"),
+                    "--reference-behaviour", "--behaviour-only", "--seeds", "2", "3",
+                    "--export-points", str(tmp_path / "points")]) == 0
+    assert calls == [("node+dhgbench", [2, 3])]
+    assert sorted(p.name for p in points.iterdir()) == ["seed0.json", "seed1.json", "seed2.json", "seed3.json"]
+    assert json.loads((points / "seed3.json").read_text())["metrics"]["test"]["accuracy"] == 73.0
+    assert not (tmp_path / "points" / "DPHGNN" / "cora" / "node").exists()  # the default row was not run
+    with pytest.raises(SystemExit):
+        rd.main(["--models", "DPHGNN", "--datasets", "cora", "--tasks", "node", "--behaviour-only"])
+    with pytest.raises(SystemExit):
+        rd.main(["--models", "DPHGNN", "--datasets", "cora", "--tasks", "node", "--report-only", "--seeds", "1"])
+
 def _summary(path: Path, mean: float, std: float, runs: int) -> None:
     path.mkdir(parents=True)
     (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [{}] * runs}))

@@ -18,7 +18,11 @@ def test_graph_attention_times_both_scopes_of_both_models(bench, tmp_path, capsy
     path = tmp_path / "HIC" / "data" / "hypergraph" / "RHG" / "RHG_3.txt"
     path.parent.mkdir(parents=True)
     path.write_text(HIC_TEXT)
+    from hypergvl.models.nn import dphgnn
+    from hypergvl.models.nn.sparse import SparseOperator
+    before = dphgnn._operator, vars(SparseOperator)["from_sparse"]
     assert bench.main(["--dataset", "rhg-3", "--raw-root", str(tmp_path), "--batches", "1"]) == 0
+    assert (dphgnn._operator, vars(SparseOperator)["from_sparse"]) == before  # the 'before' patches are undone
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert [r[0].strip() for r in rows] == ["model", "DPHGNN", "HyperGT", "form", "HyperGT", "structure", "DPHGNN"]
     for _, graph, batch, ratio in rows[1:3] + rows[4:5] + rows[6:]:

@@ -57,7 +57,7 @@ def _operator(base: SparseOperator, left: Tensor | None = None, right: Tensor | 
     op = _Scaled(base, left, right, diagonal)
     if base.nnz > _FUSE_ENTRIES:
         return op
-    rows, cols, vals = _rows(base), base.matrix.col_indices(), base.values
+    rows, cols, vals = base.row_indices(), base.matrix.col_indices(), base.values
     if right is not None:
         vals = vals * right[cols]
     if left is not None:
@@ -72,12 +72,7 @@ def _operator(base: SparseOperator, left: Tensor | None = None, right: Tensor | 
 
 
 def _row_sums(a: SparseOperator) -> Tensor:
-    return torch.zeros(a.shape[0], dtype=a.values.dtype, device=a.values.device).index_add_(0, _rows(a), a.values)
-
-
-def _rows(a: SparseOperator) -> Tensor:
-    crow = a.matrix.crow_indices()
-    return torch.repeat_interleave(torch.arange(a.shape[0], device=crow.device), crow.diff())
+    return torch.zeros(a.shape[0], dtype=a.values.dtype, device=a.values.device).index_add_(0, a.row_indices(), a.values)
 
 
 def _rownorm_plus_eye(a: SparseOperator) -> _Scaled | SparseOperator:
@@ -103,14 +98,15 @@ class _Structure:
         ids = torch.arange(n, device=v.device)
         one = torch.ones(n, dtype=dt, device=v.device)
         # HGNN: A_beta = H D_e^-1 H^T + I, L_hgnn = D^-1/2 A_beta D^-1/2, L_sym = I - L_hgnn, L_rw = I - D^-1 A_beta
+        # as [H I] diag(D_e^-1, 1) [H I]^T: the identity as n more hyperedges of weight 1, the last of each node,
+        # so one sparse product gives A_beta coalesced, each entry summed in the order H D_e^-1 H^T, then + 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-            hl = coo_tensor(torch.stack([v, e]), inv(inc.deg_e)[e], (n, m)).coalesce()
-            hr = coo_tensor(torch.stack([e, v]), torch.ones(inc.nnz, dtype=dt, device=v.device), (m, n)).coalesce()
-            prod = torch.sparse.mm(hl, hr).coalesce()
-        a_beta = SparseOperator(torch.cat([prod.indices()[0], ids]), torch.cat([prod.indices()[1], ids]),
-                                torch.cat([prod.values(), one]), (n, n))
-        del prod
+            hv, he = torch.cat([v, ids]), torch.cat([e, ids + m])
+            hl = coo_tensor(torch.stack([hv, he]), torch.cat([inv(inc.deg_e)[e], one]), (n, m + n)).coalesce()
+            hr = coo_tensor(torch.stack([he, hv]), torch.ones(hv.numel(), dtype=dt, device=v.device),
+                            (m + n, n)).coalesce()
+            a_beta = SparseOperator.from_sparse(torch.sparse.mm(hl, hr))
         deg = _row_sums(a_beta)
         half, full = inv(deg, 0.5), inv(deg)
         self.l_hgnn = _operator(a_beta, half, half)
@@ -118,7 +114,7 @@ class _Structure:
         self.l_rw = _operator(a_beta, -full, None, one)
         # clique: the 0/1 pattern of H H^T, diagonal included (the reference rebuilds it with unit values), i.e.
         # A_beta's pattern with value 1 except on the diagonal of nodes in no hyperedge
-        rows, cols = _rows(a_beta), a_beta.matrix.col_indices()
+        rows, cols = a_beta.row_indices(), a_beta.matrix.col_indices()
         clique = a_beta.with_values(((rows != cols) | (inc.deg_v[rows] > 0)).to(dt))
         self.a_cg, self.l_cg = _rownorm_plus_eye(clique), _laplacian(clique)
         # star graph over n + m tokens: node -> hyperedge entries, and hyperedge -> node unless directed

@@ -99,13 +99,15 @@ class SparseOperator:
     @classmethod
     def from_sparse(cls, t: Tensor) -> "SparseOperator":
         """The operator of a torch sparse matrix ``t`` (any sparse layout)."""
-        coo = t.to_sparse_coo().coalesce()
-        return cls(coo.indices()[0], coo.indices()[1], coo.values(), tuple(t.shape))
+        op = object.__new__(cls)
+        op._store(t.to_sparse_coo().coalesce())  # one already coalesced (a sparse product's) is not sorted again
+        return op
 
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> None:
-        n, m = int(shape[0]), int(shape[1])
-        coo = coo_tensor(torch.stack([row, col]), value, (n, m)).coalesce()
-        index, vals = coo.indices(), coo.values()
+        self._store(coo_tensor(torch.stack([row, col]), value, (int(shape[0]), int(shape[1]))).coalesce())
+
+    def _store(self, coo: Tensor) -> None:
+        (n, m), index, vals = coo.shape, coo.indices(), coo.values()
         self.shape = (n, m)
         # Row-major order of A^T is column-major order of A.
         self._perm = torch.argsort(index[1] * max(n, 1) + index[0])
@@ -119,6 +121,14 @@ class SparseOperator:
     def values(self) -> Tensor:
         return self.matrix.values()
 
+    def row_indices(self) -> Tensor:
+        """The row of every stored entry, in the row-major order of :attr:`values`; computed once per pattern
+        (operators made by :meth:`with_values` after the first call share it)."""
+        if getattr(self, "_row_index", None) is None:
+            crow = self.matrix.crow_indices()
+            self._row_index = torch.repeat_interleave(torch.arange(self.shape[0], device=crow.device), crow.diff())
+        return self._row_index
+
     @property
     def nnz(self) -> int:
         return int(self.matrix.values().numel())
@@ -126,7 +136,7 @@ class SparseOperator:
     def with_values(self, values: Tensor) -> "SparseOperator":
         """The same sparsity pattern with ``values`` (in the row-major order of :attr:`values`)."""
         new = object.__new__(SparseOperator)
-        new.shape, new._perm = self.shape, self._perm
+        new.shape, new._perm, new._row_index = self.shape, self._perm, getattr(self, "_row_index", None)
         new.matrix = csr_tensor(self.matrix.crow_indices(), self.matrix.col_indices(), values, self.shape)
         new.transposed = csr_tensor(self.transposed.crow_indices(), self.transposed.col_indices(),
                               values[self._perm], (self.shape[1], self.shape[0]))

@@ -432,6 +432,18 @@ def test_sparse_operator_gradients_and_values():
     scaled = op.with_values(op.values * 2)
     torch.testing.assert_close(scaled.transposed.to_dense(), 2 * dense.t())
     assert torch.autograd.gradcheck(lambda t: scaled @ t, (z,))
+    rows = op.row_indices()
+    assert torch.equal(rows, torch.tensor([r for r in range(6) for _ in range(int(op.matrix.crow_indices()[r + 1]
+                                                                                  - op.matrix.crow_indices()[r]))]))
+    assert op.with_values(op.values * 2).row_indices() is rows  # one pattern, one row vector
+    # from a torch sparse matrix: uncoalesced COO, coalesced COO (a sparse product's, stored as it is) and CSR give
+    # the operator of its dense value, transpose included
+    coo = torch.sparse_coo_tensor(torch.stack([row, col]), val, (6, 4))
+    for t in (coo, coo.coalesce(), coo.to_sparse_csr(), torch.sparse.mm(coo.coalesce(), torch.eye(4).double()
+                                                                        .to_sparse().coalesce())):
+        got = SparseOperator.from_sparse(t)
+        torch.testing.assert_close(got.to_dense(), dense)
+        torch.testing.assert_close(got.transposed.to_dense(), dense.t())
 
 
 def test_dropout_rate_scale_and_seed():

@@ -124,7 +124,6 @@ def main(argv: list[str] | None = None) -> int:
 def _rebuilt(operator):
     """``operator`` (DPHGNN's ``_operator``) whose fused matrices are built again as new matrices, sorted and
     coalesced, as the code before did: the same values, the old cost."""
-    from hypergvl.models.nn import dphgnn
     from hypergvl.models.nn.sparse import SparseOperator
 
     def rebuilt(*args):

@@ -181,8 +181,8 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
             points: Path | None = None, seeds: list[int] | None = None) -> dict:
     """One model x dataset x task: train (or reuse finished runs; with ``report_only`` only read a finished
     summary; with ``points`` read the row's per-seed points under ``points/<model>/<dataset>/<folder>``, trains
-    nothing) and compare with the paper. ``seeds`` trains those seeds only (the row then summarises them; a grid
-    split over processes exports each part's points into one folder). ``protocols`` maps a task with protocols to the one to use (default:
+    nothing) and compare with the paper. ``seeds`` trains those seeds only (the row summarises them and the seeds
+    its folder finished before; a grid split over processes exports each part's points into one folder). ``protocols`` maps a task with protocols to the one to use (default:
     ``paper``). ``behaviour``: with the model's :data:`REFERENCE_BEHAVIOURS` options for the task (which it must
     have), in a folder of its own. A finished folder or point set trained under another configuration than the
     one the code resolves now is ``stale`` and not compared."""
@@ -228,6 +228,8 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         summary = json.loads(path.read_text())
         row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])
     else:
+        if seeds is not None:  # and the seeds the folder finished before, so that its summary covers them all
+            seeds = sorted(set(seeds) | {int(q.stem.split("_")[1]) for q in (run_dir / "runs").glob("run_*.json")})
         try:  # a folder holding more finished runs than asked is summarised over all of them
             summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
                                         overrides=overrides, raw_root=raw_root, resume=True,

@@ -159,6 +159,9 @@ def test_behaviour_only_trains_the_named_seeds_of_the_behaviour_rows_alone(rd, t
                     "--reference-behaviour", "--behaviour-only", "--seeds", "2", "3",
                     "--export-points", str(tmp_path / "points")]) == 0
     assert calls == [("node+dhgbench", [2, 3])]
+    assert rd.main(["--models", "DPHGNN", "--datasets", "cora", "--tasks", "node", "--out", str(tmp_path / "o"),
+                    "--reference-behaviour", "--behaviour-only", "--seeds", "0"]) == 0
+    assert calls[-1] == ("node+dhgbench", [0, 2, 3])  # the folder's summary covers the seeds it finished before
     assert sorted(p.name for p in points.iterdir()) == ["seed0.json", "seed1.json", "seed2.json", "seed3.json"]
     assert json.loads((points / "seed3.json").read_text())["metrics"]["test"]["accuracy"] == 73.0
     assert not (tmp_path / "points" / "DPHGNN" / "cora" / "node").exists()  # the default row was not run

@@ -182,10 +182,11 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
     """One model x dataset x task: train (or reuse finished runs; with ``report_only`` only read a finished
     summary; with ``points`` read the row's per-seed points under ``points/<model>/<dataset>/<folder>``, trains
     nothing) and compare with the paper. ``seeds`` trains those seeds only (the row summarises them and the seeds
-    its folder finished before; a grid split over processes exports each part's points into one folder). ``protocols`` maps a task with protocols to the one to use (default:
-    ``paper``). ``behaviour``: with the model's :data:`REFERENCE_BEHAVIOURS` options for the task (which it must
-    have), in a folder of its own. A finished folder or point set trained under another configuration than the
-    one the code resolves now is ``stale`` and not compared."""
+    its folder finished before; a grid split over processes exports each part's points into one folder).
+    ``protocols`` maps a task with protocols to the one to use (default: ``paper``). ``behaviour``: with the
+    model's :data:`REFERENCE_BEHAVIOURS` options for the task (which it must have), in a folder of its own. A
+    finished folder or point set trained under another configuration than the one the code resolves now is
+    ``stale`` and not compared."""
     row = {"task": task, "dataset": dataset, "model": model, "metric": TR.get_task(task).metric}
     overrides, run_dir = (), out / model / dataset / task
     if task in PROTOCOLS:

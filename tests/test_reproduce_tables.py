@@ -133,7 +133,6 @@ def test_reference_behaviour_rows_train_with_their_options_in_their_own_folder(r
     assert asked == [2, 2, 2, 5]
 
 
-
 def test_behaviour_only_trains_the_named_seeds_of_the_behaviour_rows_alone(rd, tmp_path, monkeypatch):
     """--reference-behaviour --behaviour-only --seeds 2 3: the reference-behaviour row trains seeds 2 and 3 (and
     no default row: it is read, here not run), and --export-points writes those seeds' points, which join the

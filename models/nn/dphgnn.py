@@ -72,7 +72,8 @@ def _operator(base: SparseOperator, left: Tensor | None = None, right: Tensor | 
 
 
 def _row_sums(a: SparseOperator) -> Tensor:
-    return torch.zeros(a.shape[0], dtype=a.values.dtype, device=a.values.device).index_add_(0, a.row_indices(), a.values)
+    values = a.values
+    return torch.zeros(a.shape[0], dtype=values.dtype, device=values.device).index_add_(0, a.row_indices(), values)
 
 
 def _rownorm_plus_eye(a: SparseOperator) -> _Scaled | SparseOperator:

@@ -146,8 +146,8 @@ def export_points(run_dir: Path, dest: Path) -> list[Path]:
     to the configs since: ``FIELDS_ADDED_LATER``)."""
     config = json.loads((run_dir / "config.json").read_text())
     written = []
-    for path in sorted((run_dir / "runs").glob("run_*.json"), key=lambda q: int(q.stem.split("_")[1])):
-        rec = json.loads(path.read_text())  # every finished seed, also of a folder trained with --seeds
+    for k in TR.finished_seeds(run_dir):  # every finished seed, also of a folder trained with --seeds
+        rec = json.loads((run_dir / "runs" / f"run_{k}.json").read_text())
         doc = {"schema": POINT_SCHEMA, "schema_version": 1, "model": config["model"], "dataset": config["dataset"],
                "task": config["task"], "folder": run_dir.name, "seed": rec["seed"], "metrics": rec["metrics"],
                "selected_epoch": rec["selected_epoch"], "epochs_run": rec["epochs_run"],
@@ -230,7 +230,7 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])
     else:
         if seeds is not None:  # and the seeds the folder finished before, so that its summary covers them all
-            seeds = sorted(set(seeds) | {int(q.stem.split("_")[1]) for q in (run_dir / "runs").glob("run_*.json")})
+            seeds = sorted(set(seeds) | set(TR.finished_seeds(run_dir)))
         try:  # a folder holding more finished runs than asked is summarised over all of them
             summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
                                         overrides=overrides, raw_root=raw_root, resume=True,

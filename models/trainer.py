@@ -264,10 +264,15 @@ def config_doc(model: str, dataset: str, task: str, cfg: ResolvedConfig) -> dict
     return json.loads(json.dumps(doc, default=_json_default))
 
 
+def finished_seeds(out: Path | str) -> list[int]:
+    """The seeds whose runs the folder ``out`` holds (its ``runs/run_<k>.json``), ascending."""
+    return sorted(int(m[1]) for p in (Path(out) / "runs").glob("run_*.json")
+                  if (m := re.fullmatch(r"run_(\d+)", p.stem)))
+
+
 def finished_runs(out: Path | str) -> int:
     """How many runs the folder ``out`` holds (one past the highest ``runs/run_<k>.json``; 0 if none)."""
-    ks = [int(m[1]) for p in (Path(out) / "runs").glob("run_*.json") if (m := re.fullmatch(r"run_(\d+)", p.stem))]
-    return max(ks, default=-1) + 1
+    return max(finished_seeds(out), default=-1) + 1
 
 
 #: config fields added after runs and points were written, with the value that gives the behaviour from before they

@@ -43,7 +43,12 @@ default rows train each model as its paper defines it, and ``--reference-behavio
 row whose model has options in :data:`REFERENCE_BEHAVIOURS` for that task (DHG-Bench's code where it departs from
 the model's paper: docs/reproduction.md, "Reference behaviours"), a row trained with those options as well, in
 ``DIR/<model>/<dataset>/<task>[-<protocol>]+dhgbench``, and a second table of them, each beside the default
-row's result. With ``--report-only`` that table lists the finished ones and names the rest.
+row's result. With ``--report-only`` that table lists the finished ones and names the rest. The fairness rows'
+reference behaviours are read, as the default ones are, from the fairness study's points, trained with the options
+by ``hypergvl study fairness --set OPTIONS`` into ``--fairness-behaviour-points``.
+
+Each missed row of either table ends in its measured cause (``dhgbench_misses.py``: a switch that closes it, the
+reference's own code on the same task, or a statistic; ``not located:`` where none does).
 """
 
 from __future__ import annotations
@@ -67,6 +72,9 @@ from hypergvl.models.nn.registry import task_refusal  # noqa: E402
 from hypergvl.models.study import common as study_common  # noqa: E402
 from hypergvl.models.study import paper as study_paper  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dhgbench_misses  # noqa: E402
+
 # (task, dataset) -> metric -> model -> (mean, std): DHG-Bench Tables 1, A6 and A7, read from the paper tables' CSVs
 # (hypergvl.models.study.paper, which holds Table A8 too)
 PAPER = {(task, ds): metrics for task in ("node", "hyperedge", "graph")
@@ -87,7 +95,11 @@ _HYPERGT_CODE = ("model.link_loss_weight=0", "model.tau=1.0", "model.hyperedge_f
 #: model -> task -> the options under which the model computes what DHG-Bench's code computes, where that departs
 #: from the model's paper and moves results (``--reference-behaviour``; docs/reproduction.md, "Reference behaviours").
 REFERENCE_BEHAVIOURS = {
-    "LEGCN": dict.fromkeys(("node", "hyperedge", "graph"), ("model.expansion=isolated",)),
+    "LEGCN": dict.fromkeys(("node", "hyperedge", "graph", "fairness"), ("model.expansion=isolated",)),
+    # fairness (Table A8): ED-HNN drops no input feature (its Bail collapse is input dropout on [-1, 1] features);
+    # HNHN normalises with AllSet's unpowered degree sums, as it already does under the paper protocols above
+    "ED-HNN": {"fairness": ("model.dropout_order=dhgbench",)},
+    "HNHN": {"fairness": ("model.normalisation=allset",)},
     "HyperND": {"node": ("model.label_diffusion=false",)},
     "SheafHyperGNN": dict.fromkeys(("node", "hyperedge", "graph"), ("model.restriction_grad=false",)),
     "HJRL": {"node": ("model.reconstruction=dhgbench",)},
@@ -103,6 +115,9 @@ BEHAVIOUR_SUFFIX = "+dhgbench"
 TASK_OF = {"node": ("cora", "cora-ca", "twitch-gamers"), "hyperedge": ("cora", "cora-ca"), "graph": _GRAPH_SETS,
            "fairness": ("german", "bail", "credit")}
 FAIRNESS_POINTS = ROOT / "space" / "seed_studies" / "fairness"
+#: the fairness study's points of the reference-behaviour rows (``hypergvl study fairness --set OPTIONS --out DIR``
+#: into one folder; read by ``--reference-behaviour`` with ``--tasks fairness``)
+FAIRNESS_BEHAVIOUR_POINTS = ROOT / "benchmarks" / "results" / "fairness_dhgbench"
 #: the shipped per-seed points of the trained rows (``--points``, ``--export-points``)
 POINTS = ROOT / "benchmarks" / "results" / "points"
 POINT_SCHEMA = "hypergvl.reproduction.point"
@@ -114,6 +129,16 @@ within = study_paper.within  # the pass rule: |ours - paper mean| <= max(2 * pap
 
 def _fmt(v: tuple[float, float] | None) -> str:
     return "-" if v is None else f"{v[0]:.2f} ± {v[1]:.2f}"
+
+
+def _label(r: dict) -> str:
+    """The task as a table prints it: with its protocol where it has one (``hyperedge (paper)``)."""
+    return f"{r['task']} ({r['protocol']})" if r.get("protocol") else r["task"]
+
+
+def _cause(r: dict, behaviour: bool = False) -> str:
+    """A missed row's measured cause (:mod:`dhgbench_misses`); nothing for other rows."""
+    return dhgbench_misses.cause(_label(r), r["dataset"], r["model"], behaviour) if r["status"] == "miss" else ""
 
 
 def _commits(provenances: list[dict]) -> list[str]:
@@ -259,12 +284,16 @@ def fairness_cells(root: Path) -> dict[tuple[str, str], dict]:
     return {(c["model"], c["dataset"]): c for c in study_common.aggregate(points) if c["study"] == "fairness"}
 
 
-def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -> dict:
+def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict], behaviour: bool = False) -> dict:
     """One model x fairness dataset: the study's test accuracy (mean ± std over its seeds) beside Table A8's.
     As in :func:`run_row`, a cell whose seed points were trained under another configuration than the one the
-    code resolves now (the study's ``--set`` overrides applied) is ``stale`` and not compared."""
+    code resolves now (the study's ``--set`` overrides applied; with ``behaviour``, the model's
+    :data:`REFERENCE_BEHAVIOURS` options for fairness instead, so a cell trained under other options is stale) is
+    ``stale`` and not compared."""
     row = {"task": "fairness", "dataset": dataset, "model": model, "metric": "accuracy", "paper2": None,
            "paper": study_paper.paper_value(model, dataset, "accuracy")}
+    if behaviour:
+        row["options"] = REFERENCE_BEHAVIOURS[model]["fairness"]
     oom = study_paper.paper_oom(model, dataset)
     cell = cells.get((model, dataset))
     if cell is None or cell["status"] != "ok":
@@ -272,8 +301,8 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -
         row["status"] += " (paper OOM)" if oom else ""
         return row
     docs = [json.loads(Path(p).read_text()) for p in cell.get("_points") or [] if p]
-    now = TR.config_doc(model, dataset, "node", TR.resolve_config(model, "node", dataset, None,
-                                                                  cell.get("overrides") or ()))["config"]
+    options = row["options"] if behaviour else cell.get("overrides") or ()
+    now = TR.config_doc(model, dataset, "node", TR.resolve_config(model, "node", dataset, None, options))["config"]
     for d in docs:
         if diff := config_difference(d.get("config") or {}, now):
             row.update(status="stale", note=f"seed {d['seed']} trained under another configuration ({diff})")
@@ -289,17 +318,16 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict]) -
 def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
     """The ``--reference-behaviour`` table: each finished reference-behaviour row beside its default row's result;
     the unfinished ones named after it."""
-    head = "| task | dataset | model | options | ours | runs | paper | diff | result | default row |"
-    lines = [head, "|" + "---|" * 10]
+    head = "| task | dataset | model | options | ours | runs | paper | diff | result | default row | cause of a miss |"
+    lines = [head, "|" + "---|" * 11]
     finished = ("pass", "miss", "no paper number")
     for default, r in pairs:
         if r["status"] not in finished:
             continue
-        task = f"{r['task']} ({r['protocol']})" if r.get("protocol") else r["task"]
         diff = "-" if r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
-        lines.append(f"| {task} | {r['dataset']} | {r['model']} | `{' '.join(r['options'])}` | {_fmt(r['ours'])} | "
+        lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | `{' '.join(r['options'])}` | {_fmt(r['ours'])} | "
                      f"{r['runs']} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
-                     f"{_fmt(default.get('ours'))} {default['status']} |")
+                     f"{_fmt(default.get('ours'))} {default['status']} | {_cause(r, behaviour=True)} |")
     done = [r for _, r in pairs if r["status"] in ("pass", "miss")]
     lines.append(f"\n{sum(r['status'] == 'pass' for r in done)} of {len(done)} comparable results pass with the "
                  "reference's behaviour.")
@@ -402,15 +430,15 @@ def counts_block(root: Path = ROOT) -> str:
 
 
 def render(rows: list[dict]) -> str:
-    head = "| task | dataset | model | metric | ours | runs | paper | diff | result | 2nd metric: ours | paper |"
-    lines = [head, "|" + "---|" * 11]
+    head = ("| task | dataset | model | metric | ours | runs | paper | diff | result | 2nd metric: ours | paper | "
+            "cause of a miss |")
+    lines = [head, "|" + "---|" * 12]
     for r in rows:
         diff = "-" if r.get("ours") is None or r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
         second = SECOND_METRIC[r["task"]] or ""
-        task = f"{r['task']} ({r['protocol']})" if r.get("protocol") else r["task"]
-        lines.append(f"| {task} | {r['dataset']} | {r['model']} | {r['metric']} | {_fmt(r.get('ours'))} | "
+        lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | {r['metric']} | {_fmt(r.get('ours'))} | "
                      f"{r.get('runs', '-')} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
-                     f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} |")
+                     f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} | {_cause(r)} |")
     total, _, extra = _pass_counts(rows)  # the paper protocol's rows, then each other protocol's
     lines.append(f"\n{total} comparable results pass (|ours - paper| <= max(2 paper std, 1.5)){extra}.")
     return "\n".join(lines)
@@ -467,6 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "out" / "reproduce_dhgbench")
     p.add_argument("--fairness-points", type=Path, default=FAIRNESS_POINTS,
                    help="folder of fairness study points read for --tasks fairness (default: the shipped ones)")
+    p.add_argument("--fairness-behaviour-points", type=Path, default=FAIRNESS_BEHAVIOUR_POINTS,
+                   help="folder of fairness study points trained with REFERENCE_BEHAVIOURS' options, read for "
+                        "--tasks fairness --reference-behaviour (default: the shipped ones)")
     p.add_argument("--raw-root", default=None, help="local raw data folder (default: $HYPERGVL_RAW_ROOT)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     p.add_argument("--report-only", action="store_true",
@@ -504,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
     if "fairness" in args.tasks and set(args.datasets) & set(TASK_OF["fairness"]):
         try:
             cells = fairness_cells(args.fairness_points)
+            behaviour_cells = (fairness_cells(args.fairness_behaviour_points)
+                               if args.reference_behaviour and args.fairness_behaviour_points.exists() else {})
         except TR.ConfigError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -523,9 +556,11 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(row)
                     _progress(task, dataset, model, row)
                     if k == 0 and args.reference_behaviour and task in REFERENCE_BEHAVIOURS.get(model, {}):
-                        pairs.append((row, run_row(model, dataset, task, args.runs, args.out, args.raw_root,
-                                                   {task: protocol}, args.report_only, behaviour=True,
-                                                   points=args.points, seeds=args.seeds)))
+                        pairs.append((row, fairness_row(model, dataset, behaviour_cells, behaviour=True)
+                                      if task == "fairness" else
+                                      run_row(model, dataset, task, args.runs, args.out, args.raw_root,
+                                              {task: protocol}, args.report_only, behaviour=True,
+                                              points=args.points, seeds=args.seeds)))
                         _progress("", "", "  " + BEHAVIOUR_SUFFIX, pairs[-1][1])
     if not rows:
         print("nothing to run: no requested dataset belongs to a requested task", file=sys.stderr)

@@ -360,7 +360,8 @@ def render_provenance(rows: list[dict]) -> str:
 
 def markdown_rows(text: str) -> list[list[dict]]:
     """The rows of each reproduction table in a Markdown file this script wrote (the default table, then the
-    ``--reference-behaviour`` one if present), each as ``{"task", "dataset", "model", "status"}``."""
+    ``--reference-behaviour`` one if present), each as ``{"task", "protocol", "dataset", "model", "status", "diff",
+    "cause"}`` (``diff`` the printed ours - paper, ``cause`` the last column)."""
     tables: list[list[dict]] = []
     for line in text.splitlines():
         if line.startswith("| task | dataset | model |"):
@@ -369,7 +370,7 @@ def markdown_rows(text: str) -> list[list[dict]]:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             task, _, protocol = cells[0].partition(" (")
             tables[-1].append({"task": task, "protocol": protocol.rstrip(")") or None, "dataset": cells[1],
-                               "model": cells[2], "status": cells[8]})
+                               "model": cells[2], "status": cells[8], "diff": cells[7], "cause": cells[-1]})
     return tables
 
 

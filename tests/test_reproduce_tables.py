@@ -270,14 +270,8 @@ def test_every_shipped_miss_names_its_cause(rd):
     benchmarks/dhgbench_misses.py, one more than BAR points below the paper a located one, and every entry names a
     row of its table that misses (an entry left behind by a row that now passes, or by a renamed row, fails)."""
     misses = rd.dhgbench_misses
-    tables = []
-    for line in SHIPPED.read_text().splitlines():
-        if line.startswith("| task | dataset | model |"):
-            tables.append({})
-        elif tables and line.startswith("| ") and not line.startswith("|---"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if cells[8] == "miss":
-                tables[-1][tuple(cells[:3])] = (float(cells[7]), cells[-1])
+    tables = [{(rd._label(r), r["dataset"], r["model"]): (float(r["diff"]), r["cause"]) for r in rows
+               if r["status"] == "miss"} for rows in rd.markdown_rows(SHIPPED.read_text())]
     assert len(tables) == 2 and len(tables[0]) > 50
     for rows, entries in zip(tables, (misses.MISSES, misses.BEHAVIOUR)):
         assert set(entries) == set(rows), "entries without a missed row, or missed rows without an entry"

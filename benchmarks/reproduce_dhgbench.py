@@ -325,8 +325,8 @@ def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
         if r["status"] not in finished:
             continue
         diff = "-" if r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
-        lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | `{' '.join(r['options'])}` | {_fmt(r['ours'])} | "
-                     f"{r['runs']} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
+        lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | `{' '.join(r['options'])}` | "
+                     f"{_fmt(r['ours'])} | {r['runs']} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
                      f"{_fmt(default.get('ours'))} {default['status']} | {_cause(r, behaviour=True)} |")
     done = [r for _, r in pairs if r["status"] in ("pass", "miss")]
     lines.append(f"\n{sum(r['status'] == 'pass' for r in done)} of {len(done)} comparable results pass with the "

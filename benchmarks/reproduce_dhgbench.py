@@ -100,7 +100,7 @@ REFERENCE_BEHAVIOURS = {
     # HNHN normalises with AllSet's unpowered degree sums, as it already does under the paper protocols above
     "ED-HNN": {"fairness": ("model.dropout_order=dhgbench",)},
     "HNHN": {"fairness": ("model.normalisation=allset",)},
-    "HyperND": {"node": ("model.label_diffusion=false",)},
+    "HyperND": dict.fromkeys(("node", "fairness"), ("model.label_diffusion=false",)),
     "SheafHyperGNN": dict.fromkeys(("node", "hyperedge", "graph"), ("model.restriction_grad=false",)),
     "HJRL": {"node": ("model.reconstruction=dhgbench",)},
     "DPHGNN": {"node": _DPHGNN_CODE, "hyperedge": _DPHGNN_CODE,
@@ -108,6 +108,7 @@ REFERENCE_BEHAVIOURS = {
     # hypergraph classification's configs already take the reference's random encodings (no one structure to
     # learn them for)
     "HyperGT": {"node": ("model.positional_encoding=random",) + _HYPERGT_CODE,
+                "fairness": ("model.positional_encoding=random",) + _HYPERGT_CODE,
                 "hyperedge": ("model.positional_encoding=random",) + _HYPERGT_CODE,
                 "graph": _HYPERGT_CODE + ("model.attention_scope=batch",)},
 }

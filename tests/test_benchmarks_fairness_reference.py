@@ -28,6 +28,19 @@ def test_the_shipped_table_is_rebuilt_from_its_results(bench, capsys):
     assert sorted(p.stem for p in (RESULTS / "fairness_reference").glob("*.json")) == sorted(ORDER)  # none left out
 
 
+CREDIT = ("HyperND", "HyperND-seeds1-4", "HyperGT")  # the Credit comparison, under fairness_reference/credit
+
+
+def test_the_shipped_credit_table_is_rebuilt_from_its_results(bench, capsys):
+    files = [str(RESULTS / "fairness_reference" / "credit" / f"{m}.json") for m in CREDIT]
+    assert bench.main(["--render", *files]) == 0
+    table = capsys.readouterr().out.strip()
+    assert "paper Table A8 credit acc" in table and "| HyperND | 1 | 79.33 | skipped |" in table
+    assert table in (RESULTS / "fairness_reference.md").read_text()
+    assert "credit/{" + ",".join(CREDIT) + "}.json" in (RESULTS / "fairness_reference.md").read_text()
+    assert sorted(p.stem for p in (RESULTS / "fairness_reference" / "credit").glob("*.json")) == sorted(CREDIT)
+
+
 def test_a_run_without_dhgbench_code_names_how_to_install_it(bench, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--models", "HGNN", "--seeds", "0", "--dhgbench", str(tmp_path / "none")])

@@ -288,6 +288,9 @@ def section_harness(args, work: Path) -> tuple[str, dict]:
     if not _has("datasets"):
         raise Skip("needs the `datasets` package (the builder writes and load_rows reads the build through it); "
                    "the hf: adapter itself ran in section vlm")
+    if not _has("hypergraphx"):
+        raise Skip("needs the `hypergraphx` package: the builder's default real sources (walmart-trips, "
+                   "contacts-workplace) are data files inside its wheel; carry it as a wheel (docs/hnn.md)")
     from hypergvl.builder import BuildConfig, build
     from hypergvl.evaluators.harness import evaluate_model
 

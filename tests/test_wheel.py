@@ -55,13 +55,14 @@ def test_the_wheel_installs_one_top_level_name(installed):
         tops = {n.split("/")[0] for n in z.namelist()}
         names = z.namelist()
     assert {t for t in tops if not t.endswith(".dist-info")} == {"hypergvl"}
-    # every folder of the checkout's packages is in it, data files included (configs, profiles, metric cards, YAMLs)
+    # every folder of the checkout's packages is in it, data files included (configs, profiles, metric cards, YAMLs,
+    # the paper tables `hypergvl study` compares against: once missing, so an installed study crashed at its report)
     for folder, package in (("hypergvl_dataset", "hypergvl"), ("models", "hypergvl/models"),
                             ("evaluators", "hypergvl/evaluators"), ("router", "hypergvl/router"),
                             ("space", "hypergvl/space")):
         for f in (ROOT / folder).rglob("*"):
             rel = f.relative_to(ROOT / folder)
-            if f.suffix in (".py", ".yaml", ".json") and not {"__pycache__", "results", "seed_studies", ".data"} & set(rel.parts):
+            if f.suffix in (".py", ".yaml", ".json", ".csv") and not {"__pycache__", "results", "seed_studies", ".data"} & set(rel.parts):
                 assert f"{package}/{rel.as_posix()}" in names, f"{folder}/{rel} is not in the wheel"
     entry_points = (site / f"{wheel.name.split('-py3')[0]}.dist-info" / "entry_points.txt").read_text()
     assert "hypergvl = hypergvl.cli:main" in entry_points

@@ -64,7 +64,9 @@ spec = importlib.util.spec_from_file_location("hypergvl", f"{root}/hypergvl_data
 module = importlib.util.module_from_spec(spec)
 sys.modules["hypergvl"] = module
 spec.loader.exec_module(module)
-assert module.__file__.startswith(root), module.__file__
+import hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn
+for m in (module, hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn):  # this export's code, not an installed one
+    assert m.__file__.startswith(root + "/"), (m.__name__, m.__file__, root)
 from hypergvl.cli import main
 sys.exit(main(argv))
 """
@@ -184,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--before and --after are the same commit ({sides['after'][0][:7]})")
         rows = []
         for i, case in enumerate(args.cases):
-            row = {"task": case[0] + (f" ({case[3]})" if case[3] else ""), "model": case[1], "dataset": case[2],
+            row = {"task": f"graph ({case[3]})" if case[0] == "graph" else "fairness", "model": case[1],
+                   "dataset": case[2],
                    "schedule": config_schedule(case)}
             for side, (sha, tree) in sides.items():
                 out = work / "runs" / f"{i}-{side}"

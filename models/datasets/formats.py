@@ -268,7 +268,9 @@ def _parse_hic(text: str, where: str) -> list[tuple[int, list[list[int]], int]]:
     if len(header) != 1 or header[0] < 0:
         raise ValueError(f"{where} line 1: expected the number of graphs, got {lines[0]!r}")
     graphs = []
-    for g in tqdm(range(header[0]), desc=f"parse {where.rsplit('/', 1)[-1]}", leave=False, mininterval=1.0):
+    # shown only on a terminal and only for a parse that takes over a second (not in logs, captures or quick runs)
+    for g in tqdm(range(header[0]), desc=f"parse {where.rsplit('/', 1)[-1]}", leave=False, mininterval=1.0,
+                  delay=1.0, disable=None):
         row = next_fields("'num_vertices num_hyperedges label'")
         if len(row) < 3 or row[0] < 1 or row[1] < 0:
             raise ValueError(f"{where} line {pos}: graph {g}: expected 'num_vertices num_hyperedges label', "

@@ -77,6 +77,13 @@ def test_a_folder_holding_hic_text_loads_as_the_registered_set(tmp_path, shared_
         md.load(str(folder), features="identity")
 
 
+def test_parsing_graphs_txt_prints_no_bar_into_a_log(tmp_path, capfd):
+    """The parser's bar is for a terminal and a parse over a second: a log, a capture or a pipe gets no
+    ``parse graphs.txt: 0%`` line (the GPU smoke's log had one while its trainer was asked for no progress)."""
+    md.load(str(hic(tmp_path / "graphs")))
+    assert "parse" not in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("mutate, error, match", [
     (lambda f: (f / "hyperedges.txt").write_text("0 1 2\n3 8\n"), ValueError,
      r"hyperedges.txt line 2: node id 8 is not in \[0, 8\)"),

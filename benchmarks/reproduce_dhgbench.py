@@ -261,7 +261,7 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
             summary = TR.run_experiment(model, dataset, task, out=run_dir, runs=max(runs, TR.finished_runs(run_dir)),
                                         overrides=overrides, raw_root=raw_root, resume=True,
                                         progress=sys.stderr.isatty(), seeds=seeds)
-        except TR.ConfigError as e:
+        except (TR.ConfigError, TR.TrainingDiverged) as e:  # the grid goes on with its other rows
             row.update(status="skipped", note=str(e))
             return row
         row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])

@@ -150,6 +150,12 @@ def make_optimizer(params: Any, trainer: TrainerConfig) -> torch.optim.Adam:
     return torch.optim.Adam(params, lr=trainer.lr, weight_decay=trainer.weight_decay, fused=fused or None)
 
 
+class TrainingDiverged(RuntimeError):
+    """A run whose training loss stopped being finite: its weights are NaN or infinite from that step on, so it
+    cannot recover and every score after it is meaningless (AUROC and AP refuse NaN scores outright). Raised at the
+    end of the epoch it happened in, naming the run, epoch and loss; a study records it as the seed's error point."""
+
+
 def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: TrainerConfig, seed: int,
                   ckpt: Optional[Path], desc: str = "", progress: bool = True) -> dict[str, Any]:
     """Train ``module`` on ``task`` for one seed; returns the run's record (metrics in percent, timings)."""
@@ -182,6 +188,11 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
             total += float(loss.detach())
             batches += 1
         train_s = time.perf_counter() - t0
+        if not np.isfinite(total):
+            raise TrainingDiverged(
+                f"{desc or f'seed {seed}'}: the training loss is {total / max(batches, 1)} at epoch {epoch + 1} "
+                f"(lr {trainer.lr}): the run diverged and its weights are no longer finite; a lower trainer.lr "
+                f"(--set lr=...) or another seed may train")
         state.epoch_times.append(train_s)
         state.epoch = epoch + 1
         # The reference evaluates every eval_every epochs only; the last epoch is added where the selection needs
@@ -463,5 +474,8 @@ def run_cli(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except TrainingDiverged as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(format_result(summary))
     return 0

@@ -337,6 +337,30 @@ def test_reproduction_paper_overrides_resolve_and_build():
         build_model(model, in_channels=4, hidden_channels=8, out_channels=2, **cfg.model)
 
 
+def test_a_run_whose_loss_stops_being_finite_is_stopped_with_a_clear_error(tmp_path, monkeypatch, capsys):
+    """A NaN loss makes every weight NaN after the step: the run stops at the end of that epoch naming the run,
+    epoch and loss (not an sklearn 'Input contains NaN' from AUROC later, nor a silent accuracy of argmax(NaN))."""
+    from hypergvl.models.tasks.node import NodeClassification
+
+    real_loss, calls = NodeClassification.loss, []
+
+    def loss_then_nan(self, module, batch):
+        calls.append(1)
+        out = real_loss(self, module, batch)
+        return out * float("nan") if len(calls) == 3 else out
+
+    monkeypatch.setattr(NodeClassification, "loss", loss_then_nan)
+    with pytest.raises(TR.TrainingDiverged, match=r"seed 0 .*: the training loss is nan at epoch 3 \(lr 0.01\)"):
+        TR.run_experiment("HGNN", "planted", "node", out=tmp_path / "a", runs=1, data=planted(), progress=False,
+                          overrides=["epochs=5", "hidden=8", "lr=0.01"])
+    assert not (tmp_path / "a" / "runs" / "run_0.json").exists()  # no record of a meaningless result
+    calls.clear()
+    monkeypatch.setattr(TR, "load_dataset", lambda *a, **k: planted())
+    assert train_main(["--model", "HGNN", "--dataset", "cora", "--task", "node", "--runs", "1", "--out",
+                       str(tmp_path / "b"), "--no-progress", "--set", "epochs=5", "hidden=8"]) == 1
+    assert "the run diverged" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("select,epochs,want", [("best_val", 5, [2, 4]), ("last", 5, [2, 4, 5]),
                                                 ("best_val", 1, [1])])
 def test_evaluation_schedule_follows_the_reference(tmp_path, select, epochs, want):

@@ -497,6 +497,19 @@ def test_committed_study_tables_are_rebuilt_from_the_shipped_points(tmp_path):
         assert (tmp_path / f"{name}.md").read_text() == body, shipped
 
 
+def test_fairness_variants_table_is_rebuilt_from_its_shipped_points(tmp_path):
+    """models/study/results/fairness_variants.md (DPHGNN on German with the reference's code) is the report of the
+    points in benchmarks/results/fairness_variants, up to the rank section."""
+    from hypergvl.models.study import report
+    root = Path(__file__).resolve().parents[2]
+    report.build([root / "benchmarks" / "results" / "fairness_variants" / "fairness"], tmp_path)
+    built = (tmp_path / "fairness.md").read_text()
+    text = (root / "models" / "study" / "results" / "fairness_variants.md").read_text()
+    start = text.index("## Fairness (DHG-Bench RQ4")
+    assert text[start:] == built[:built.index("### Average ranks")].rstrip() + "\n"
+    assert "| DPHGNN | 69.92±2.23 | 0.00±0.00 | 0.00±0.00 |" in text
+
+
 def test_robustness_without_the_clean_ratio_says_how_to_get_the_change(tmp_path, monkeypatch):
     data = _synthetic()
     monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))

@@ -20,7 +20,7 @@ from .dropout import dropout as drop
 from .live_rows import mlp_tail
 from .mlp import MLP, NORMALIZATIONS, mlp_or_identity
 from .registry import register_model
-from .sparse import Incidence, aggregation, inv, scatter, weighted_aggregation
+from .sparse import BagOperator, Incidence, aggregation, inv, scatter, weighted_aggregation
 
 #: Above this many floats in one ``nnz x C`` message tensor, a deeper :math:`\hat\rho` runs in chunks of
 #: incidences (a multiple of 4 each, so a one-hidden-layer :math:`\hat\rho` draws the same dropout masks as in
@@ -29,6 +29,14 @@ from .sparse import Incidence, aggregation, inv, scatter, weighted_aggregation
 #: system when freed: with 16 MB chunks the resident memory grew by ~25 MB per chunk from heap fragmentation.
 CHUNK_FLOATS = 1 << 24
 MAX_CHUNKS = 32  # at most this many chunks: each chunk's backward writes full-size gradients of the two maps
+
+
+def _pool(inc: Incidence, to: str, reduce: str) -> BagOperator:
+    """:func:`aggregation` as ``embedding_bag`` products (:class:`BagOperator`, cached per incidence): the same sums
+    in the same order, without the zero-filled output that a CSR product allocates and copies, forward and backward
+    (on Bail, 37,752 x 18,876 with 113,258 entries times 512 columns: 2.2x faster into the hyperedges, 1.4x into the
+    nodes)."""
+    return inc.memo(("aggregation-bag", to, reduce), lambda: BagOperator.wrap(aggregation(inc, to, reduce)))
 
 
 def _row_stats(t: Tensor) -> tuple[Tensor, Tensor]:
@@ -66,9 +74,9 @@ class EquivSetConv(nn.Module):
 
     def forward(self, x: Tensor, x0: Tensor, inc: Incidence) -> Tensor:
         phi = self.phi(x)
-        m = aggregation(inc, "edge", self.aggregate) @ phi
+        m = _pool(inc, "edge", self.aggregate) @ phi
         if isinstance(self.rho, nn.Identity):
-            out = aggregation(inc, "node", self.aggregate) @ m
+            out = _pool(inc, "node", self.aggregate) @ m
         elif any(isinstance(module, nn.BatchNorm1d) for module in self.rho.modules()):
             v = inc.node  # batch statistics over all incidences: the messages in one piece
             message = self.rho(torch.cat([x[v], m[inc.edge]], dim=-1))
@@ -102,7 +110,7 @@ class EquivSetConv(nn.Module):
                 a, b = (x @ torch.cat([w1, w2]).t()).split(w1.size(0), dim=1)
             else:
                 a, b = x @ w1.t(), phi @ w2.t()
-            b = aggregation(inc, "edge", self.aggregate) @ b
+            b = _pool(inc, "edge", self.aggregate) @ b
         v, e, n = inc.node, inc.edge, inc.num_nodes
         pool = inv(inc.deg_v)[v] if self.aggregate == "mean" else torch.ones_like(inc.deg_v)[v]
         if layer_norm:
@@ -116,7 +124,7 @@ class EquivSetConv(nn.Module):
             total = (inc.deg_v > 0).to(x.dtype) if self.aggregate == "mean" else inc.deg_v  # the pool weights' sum
             total = total.unsqueeze(-1)
             if not layer_norm:
-                return aggregation(inc, "node", self.aggregate) @ b + (a + bias) * total
+                return _pool(inc, "node", self.aggregate) @ b + (a + bias) * total
             w = pool * rstd
             return (weighted_aggregation(inc, "node", w, b) + a * per_node(w) - weight.sum(1) * per_node(w * mu)
                     + bias * total)

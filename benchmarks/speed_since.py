@@ -65,7 +65,7 @@ module = importlib.util.module_from_spec(spec)
 sys.modules["hypergvl"] = module
 spec.loader.exec_module(module)
 import hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn
-for m in (module, hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn):  # this export's code, not an installed one
+for m in (module, hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn):  # this export's, not an installed one
     assert m.__file__.startswith(root + "/"), (m.__name__, m.__file__, root)
 from hypergvl.cli import main
 sys.exit(main(argv))

@@ -12,7 +12,7 @@ model"), each with its command.
 
 from __future__ import annotations
 
-#: a miss this many points or more below the paper must have a located cause (issue 40's bar)
+#: a miss this many points or more below the paper must have a located cause
 BAR = 5.0
 NOT_LOCATED = "not located:"
 

@@ -51,21 +51,11 @@ for _path in (ROOT, ROOT / "benchmarks", ROOT / "tests"):  # tests/: tiny_models
         sys.path.insert(0, str(_path))
 
 
-def _hypergvl_from_checkout() -> None:
-    """``hypergvl`` from this checkout's folders, as pyproject's ``package-dir`` maps them, where the project is not
-    installed (the lent GPU machine gets the working tree only): the core from ``hypergvl_dataset/``, the layers
-    (``hypergvl.models`` = ``models/``, ...) from the root."""
-    spec = importlib.util.spec_from_file_location(
-        "hypergvl", ROOT / "hypergvl_dataset" / "__init__.py",
-        submodule_search_locations=[str(ROOT / "hypergvl_dataset"), str(ROOT)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["hypergvl"] = module
-    spec.loader.exec_module(module)
-
-
 _INSTALLED = importlib.util.find_spec("hypergvl") is not None
-if not _INSTALLED:
-    _hypergvl_from_checkout()
+if not _INSTALLED:  # the lent GPU machine gets the working tree only
+    from checkout_import import import_hypergvl_from
+
+    import_hypergvl_from(ROOT)
 
 SECTIONS = ("hnn", "router", "vlm", "harness", "epoch_time")
 #: the project's dependencies that the lent GPU machine lacks (its package list); the report records which are missing

@@ -1,9 +1,9 @@
-"""Time per epoch of issue 40's slow runs at two commits of this repository, in one run of this script.
+"""Time per epoch of the slowest DHG-Bench runs at two commits of this repository, in one run of this script.
 
-Issue 40 ("Fast enough to fit") asks for the time per epoch of hypergraph classification and of the dense models on
-Bail, today's code beside the new, in one run. "Today's" is the code the issue measured: ``f429f51``, the parent of
-the first commit that names the issue (``1595191``); the new is ``HEAD``. Both are exported with ``git archive`` into
-a temporary folder and run the same way, so neither side is this checkout's installed package:
+The time per epoch of hypergraph classification and of the dense models on Bail, the code before the speed work on
+them beside the new, in one run. "Before" is ``f429f51`` (the parent of ``1595191``, where that work began); the new
+is ``HEAD``. Both are exported with ``git archive`` into a temporary folder and run the same way, so neither side is
+this checkout's installed package (``checkout_import.py`` maps ``hypergvl`` onto each export):
 
 * each (commit, case) in its own subprocess, ``torch.set_num_threads(--threads)``, the ``hypergvl`` package mapped
   onto that export as ``pyproject.toml``'s ``package-dir`` maps it (any installed or editable ``hypergvl`` finder
@@ -41,9 +41,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEFORE = "f429f51"  # the parent of 1595191, the first commit naming issue 40: the code the issue timed
-#: (task, model, dataset, graph protocol): the graph run the issue named (HGNN on RHG-10 by the README's command, the
-#: standard protocol, "about 6 minutes"), HGNN and the slowest A7 cells of DPHGNN and HyperGT under the paper
+BEFORE = "f429f51"  # the code before the speed work on these runs (the parent of 1595191)
+#: (task, model, dataset, graph protocol): the graph run the README once said took "about 6 minutes" (HGNN on
+#: RHG-10 by its command, the standard protocol), HGNN and the slowest A7 cells of DPHGNN and HyperGT under the paper
 #: protocol (Table A7's), and the dense models on Bail (Table A8's slowest cells)
 CASES = (("graph", "HGNN", "rhg-10", "standard"), ("graph", "HGNN", "rhg-10", "paper"),
          ("graph", "DPHGNN", "imdb-dir-genre", "paper"), ("graph", "HyperGT", "rhg-10", "paper"),
@@ -52,18 +52,13 @@ CASES = (("graph", "HGNN", "rhg-10", "standard"), ("graph", "HGNN", "rhg-10", "p
 
 #: run in each subprocess: map ``hypergvl`` onto the export, then that commit's CLI
 _BOOT = r"""
-import importlib.util, sys
-root, threads, *argv = sys.argv[1:]
-sys.meta_path[:] = [f for f in sys.meta_path if "hypergvl" not in getattr(f, "__module__", "")]
-sys.path_hooks[:] = [h for h in sys.path_hooks if "hypergvl" not in getattr(h, "__module__", "")]
-sys.path_importer_cache.clear()
+import sys
+benchmarks, root, threads, *argv = sys.argv[1:]
+sys.path.insert(0, benchmarks)
 import torch
 torch.set_num_threads(int(threads))
-spec = importlib.util.spec_from_file_location("hypergvl", f"{root}/hypergvl_dataset/__init__.py",
-                                              submodule_search_locations=[f"{root}/hypergvl_dataset", root])
-module = importlib.util.module_from_spec(spec)
-sys.modules["hypergvl"] = module
-spec.loader.exec_module(module)
+from checkout_import import import_hypergvl_from
+module = import_hypergvl_from(root)
 import hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn
 for m in (module, hypergvl.cli, hypergvl.models.trainer, hypergvl.models.nn):  # this export's, not an installed one
     assert m.__file__.startswith(root + "/"), (m.__name__, m.__file__, root)
@@ -108,7 +103,7 @@ def _run(root: Path, case: tuple, epochs: int, args: argparse.Namespace, out: Pa
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(args.threads))
     if args.raw_root:
         env["HYPERGVL_RAW_ROOT"] = str(Path(args.raw_root).resolve())
-    proc = subprocess.run([sys.executable, "-c", _BOOT, str(root), str(args.threads),
+    proc = subprocess.run([sys.executable, "-c", _BOOT, str(ROOT / "benchmarks"), str(root), str(args.threads),
                            *cli_args(case, epochs, out)], capture_output=True, text=True, env=env,
                           timeout=args.timeout_s)
     records = sorted(out.rglob("run_0.json"))
@@ -162,7 +157,7 @@ def table(rows: list[dict], before: str, after: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--before", default=BEFORE, help=f"the commit the issue timed (default {BEFORE})")
+    p.add_argument("--before", default=BEFORE, help=f"the code before the speed work (default {BEFORE})")
     p.add_argument("--after", default="HEAD", help="the new commit (default HEAD; uncommitted edits are not timed)")
     p.add_argument("--cases", nargs="+", type=parse_case, default=list(CASES),
                    help="bail:MODEL or graph:MODEL:DATASET[:paper|standard] (default: the eight above)")
@@ -204,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         command = "python benchmarks/speed_since.py " + " ".join(argv if argv is not None else sys.argv[1:])
         args.out.write_text(
-            f"# Issue 40's slow runs: time per epoch at {sides['before'][0][:7]} and {sides['after'][0][:7]}\n\n"
+            f"# The slowest DHG-Bench runs: time per epoch at {sides['before'][0][:7]} and {sides['after'][0][:7]}\n\n"
             f"`{command}`, started {started}, {args.threads} torch thread(s), {args.epochs} epochs per timed run, "
             f"load average {load:.1f} at the start ({os.cpu_count()} cores). Method: the docstring of "
             f"`benchmarks/speed_since.py`.\n\n" + text)

@@ -284,13 +284,12 @@ def test_every_shipped_miss_names_its_cause(rd):
 def test_causes_that_cite_the_behaviour_under_the_loss_on_the_scores_match_their_points(rd):
     """The second table prints its behaviour rows under the paper protocol only; the causes that cite the same options
     with the loss on the scores quote the mean test AUROC of the shipped `hyperedge-paper-logits+dhgbench` points."""
-    points = Path(rd.__file__).resolve().parent / "results" / "points"
-    folders = sorted(points.glob("*/*/hyperedge-paper-logits+dhgbench"))
+    folders = sorted(rd.POINTS.glob("*/*/hyperedge-paper-logits+dhgbench"))
     assert len(folders) == 4
     for folder in folders:
         seeds = [json.loads(f.read_text()) for f in sorted(folder.glob("seed*.json"))]
         assert [d["seed"] for d in seeds] == [0, 1, 2, 3, 4]
-        mean = sum(d["metrics"]["test"]["auroc"] for d in seeds) / len(seeds)
+        mean, _ = TR.mean_std([d["metrics"]["test"]["auroc"] for d in seeds])
         model, dataset = folder.parent.parent.name, folder.parent.name
         assert f"5 seeds) {mean:.2f}" in rd.dhgbench_misses.BEHAVIOUR[("hyperedge (paper)", dataset, model)], folder
 

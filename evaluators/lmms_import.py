@@ -128,6 +128,7 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     return write_results(out, records, model=model, dataset=info, selection=selection,
                          text_only=reps[1] == [TEXT_ONLY], generation=generation,
                          config={"command": "import-lmms-eval", "logdir": str(logdir), "dataset": dataset,
+                                 "harness": {"name": "lmms-eval", "version": results.get("lmms_eval_version")},
                                  "lmms_eval": {k: config.get(k) for k in ("model", "model_args", "limit", "gen_kwargs")},
                                  "lmms_eval_version": results.get("lmms_eval_version"),
                                  "task_versions": results.get("versions")})

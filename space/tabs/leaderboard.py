@@ -1,6 +1,7 @@
 """The Leaderboard tab: the HyperGVL Table 3 layout, re-scored by the server, with filters and column selection."""
 from __future__ import annotations
 
+import re
 import time
 
 import gradio as gr
@@ -17,6 +18,9 @@ from .base import ALL, SCORE_COLUMNS, OnLoad, Page, register_tab
 INFO_COLUMNS = ["Revision", "Type", "Params (B)", "Track", "Scored from", "Date", "Dataset version", "Scorer", "Link"]
 # how the server got the responses it scored: a hidden-set row is always one of its own runs
 SCORED_FROM = {"upload": "uploaded responses", "request": "server run", "seed": "server run"}
+# the harnesses whose logs `hypergvl import-lm-eval` / `import-lmms-eval` turn into a run: their provenance names them
+HARNESSES = ("lm-eval", "lmms-eval")
+_VERSION = re.compile(r"^[0-9A-Za-z.+-]{1,32}$")
 HEADLINE_COLUMNS = ["Avg.U", "Avg.R", "All"]
 # the table's order: the headline first (visible without scrolling at 1,280 px), per-task next, metadata last
 TABLE_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + INFO_COLUMNS
@@ -25,6 +29,19 @@ DEFAULT_COLUMNS = HEADLINE_COLUMNS + list(TASK_CODES) + ["Type", "Params (B)", "
 
 def _opt(value):
     return None if value in (None, "", ALL) else value
+
+
+def scored_from(entry) -> str:
+    """How the server got the responses it scored; an upload imported from another harness's logs says which one
+    (``provenance.config.harness`` of its results.json, as submitted: a label, never trusted for the scores)."""
+    label = SCORED_FROM[entry.origin]
+    config = (entry.submitted_provenance or {}).get("config") if entry.origin == "upload" else None
+    harness = config.get("harness") if isinstance(config, dict) else None
+    if not isinstance(harness, dict) or harness.get("name") not in HARNESSES:
+        return label
+    version = harness.get("version")
+    version = f" {version}" if isinstance(version, str) and _VERSION.match(version) else ""
+    return f"{label} ({harness['name']}{version})"
 
 
 def leaderboard_frame(service: Service, testset: str, *, model_types=None, track: str = "both", source=ALL,
@@ -40,7 +57,7 @@ def leaderboard_frame(service: Service, testset: str, *, model_types=None, track
     for r in rows:
         e = r["entry"]
         rec = {"Model": spreadsheet_safe(e.model) + (" (text only)" if e.text_only else ""), "Revision": e.revision,
-               "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track, "Scored from": SCORED_FROM[e.origin],
+               "Type": e.model_type, "Params (B)": e.num_parameters, "Track": e.track, "Scored from": scored_from(e),
                "Date": time.strftime("%Y-%m-%d", time.gmtime(e.created)), "Dataset version": e.dataset_sha256[:12],
                "Scorer": f"v{e.scorer_version}", "Link": e.link}
         rec.update({t: r["per_task"].get(t) for t in TASK_CODES})

@@ -16,6 +16,7 @@ from ..service import MODEL_TYPES, Service, Submission
 from ..testsets import HIDDEN, PUBLIC
 from ..upload_limits import submitter_name
 from .base import Page, register_tab
+from .leaderboard import scored_from
 
 
 def queue_frame(service: Service) -> pd.DataFrame:
@@ -85,7 +86,7 @@ def build(page: Page) -> None:
         finally:
             _forget_upload(file)
         s = entry.scores  # an upload is on the public set (service.submit_upload), whose scores are all shown
-        return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}, uploaded responses), re-scored by the "
+        return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}, {scored_from(entry)}), re-scored by the "
                 f"server over {entry.num_samples} samples: accuracy {_num(s['accuracy'])}, Avg.U {_num(s['avg_u'])}, "
                 f"Avg.R {_num(s['avg_r'])}. Status FINISHED.")
 

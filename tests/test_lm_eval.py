@@ -310,3 +310,26 @@ def test_import_refuses_bad_logdirs(runs, build12, tmp_path, capsys):
     for f in list(logs.rglob("*_20*")):
         shutil.copy(f, f.with_name(f.name.replace("_20", "_19", 1)))
     refused(logs, "holds 2 lm-eval runs")
+
+
+def test_the_space_labels_an_imported_row_by_its_harness(runs):
+    """The leaderboard's "Scored from" names the harness an uploaded run was imported from (its results.json
+    provenance, as the Space keeps it); anything else there leaves the plain label."""
+    from hypergvl.space.scoring import submitted_provenance
+    from hypergvl.space.store import Entry
+    from hypergvl.space.tabs.leaderboard import scored_from
+
+    def label(origin, results):
+        return scored_from(Entry(model="m", revision="main", testset="public-0", track="text-only", model_type="open",
+                                 num_parameters=None, link="", scores={}, cells=[], num_samples=0,
+                                 dataset_sha256="0" * 64, origin=origin,
+                                 submitted_provenance=submitted_provenance(results)))
+
+    imported = json.loads((runs / "imported" / "results.json").read_text())
+    ours = json.loads((runs / "ours" / "results.json").read_text())
+    assert label("upload", imported) == f"uploaded responses (lm-eval {metadata.version('lm-eval')})"
+    assert label("upload", ours) == "uploaded responses" and label("request", imported) == "server run"
+    forged = {"provenance": {"config": {"harness": {"name": "lm-eval", "version": "=HYPERLINK(\"x\")"}}}}
+    assert label("upload", forged) == "uploaded responses (lm-eval)"
+    assert label("upload", {"provenance": {"config": {"harness": {"name": "my-harness", "version": "1"}}}}) \
+        == "uploaded responses"

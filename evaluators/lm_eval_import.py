@@ -98,8 +98,15 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     if info["questions_only"]:
         raise UserError(f"{dataset} is a questions-only set: the lm-eval tasks grade against the answers, so their "
                         "samples come from a full build; give that build")
+    lines = {task: list(_lines(path)) for task, path in files.items()}
+    reps = [r for r in TEXT_REPS if any(isinstance(doc, dict) and doc.get("text_rep") == r
+                                        for logged in lines.values() for _, doc, _ in logged)]
     rows = load_rows(dataset, info["build_sha256"])
-    samples = expand(rows, tuple(TEXT_REPS), (TEXT_ONLY,))
+    missing = [r for r in reps if f"text_{r}" not in rows.column_names]
+    if missing or not reps:
+        raise UserError(f"{dataset} has no text_{missing[0]} column: these samples come from another build"
+                        if missing else f"{logdir}: no logged document names a registered text representation")
+    samples = expand(rows, tuple(reps), (TEXT_ONLY,))
     row_of = {meta: i for i, meta in enumerate(samples.meta_ids)}
     meta = rows.select_columns(["scale", "source"]).to_list()
     seconds = results.get("total_evaluation_time_seconds")
@@ -109,10 +116,10 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
         seconds = None
     records: dict[str, dict] = {}
     for task, path in files.items():
-        for n, doc, d in _lines(path):
+        for n, doc, d in lines[task]:
             row = row_of.get(doc.get("meta_id")) if isinstance(doc, dict) else None
             rep = doc.get("text_rep") if isinstance(doc, dict) else None
-            sample = samples[samples.index(row, rep, TEXT_ONLY)] if row is not None and rep in TEXT_REPS else None
+            sample = samples[samples.index(row, rep, TEXT_ONLY)] if row is not None and rep in reps else None
             if sample is None or sample["id"] != doc.get("id") or sample["reference"] != doc.get("reference") \
                     or sample["task"] != codes[task]:
                 raise UserError(f"{path}:{n}: document {doc.get('id') if isinstance(doc, dict) else doc!r} is not a "

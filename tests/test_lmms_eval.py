@@ -216,6 +216,7 @@ def test_imported_run_equals_the_harness_run(runs, small_build, capsys):
     assert a["dataset"] == b["dataset"] and a["selection"]["digest"] == b["selection"]["digest"]
     assert a["generation"]["max_new_tokens"] == TOKENS and a["truncated_share"] == b["truncated_share"]
     assert of(a)["config"]["command"] == "import-lmms-eval" and of(a)["commit"] == of(b)["commit"]
+    assert of(a)["config"]["harness"] == {"name": "lmms-eval", "version": of(a)["config"]["lmms_eval_version"]}
     capsys.readouterr()
     assert main(["report", str(runs / "imported")]) == 0
     assert "| Avg.U | Avg.R |" in capsys.readouterr().out

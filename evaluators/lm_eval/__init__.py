@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from hypergvl.answers import SCORER_VERSION
 from hypergvl.atomic import write_text
 from hypergvl.tasks import REASONING, TASKS, UNDERSTANDING, config_name
 from hypergvl.text import TEXT_REPS
@@ -134,6 +133,11 @@ def docs(code: str, text_reps=None) -> list[dict]:
     if "reference" not in rows.column_names:
         raise ValueError("this is a questions-only set: lm-eval cannot grade it; run it with `hypergvl evaluate`")
     reps = tuple(text_reps or TEXT_REPS)
+    missing = [r for r in reps if f"text_{r}" not in rows.column_names]
+    if missing:
+        raise ValueError(f"the dataset has no text_{missing[0]} column (built before {missing[0]!r} was registered?): "
+                         "rebuild it, or name the representations it has with --metadata "
+                         "'{\"text_reps\": [...]}'")
     keep = [i for i, t in enumerate(rows["task"]) if t == code]
     if not keep:
         held = sorted(set(rows["task"]), key=list(TASKS).index)
@@ -146,5 +150,5 @@ def docs(code: str, text_reps=None) -> list[dict]:
             for k, s in enumerate(samples)]
 
 
-__all__ = ["FOLDER", "GROUP", "PAPER_AVERAGES", "SCORER_VERSION", "code_of", "docs", "metrics_of", "task_files",
+__all__ = ["FOLDER", "GROUP", "PAPER_AVERAGES", "code_of", "docs", "metrics_of", "task_files",
            "task_name", "write_task_files"]

@@ -132,6 +132,15 @@ def test_documents_are_the_harness_samples(dataset_env):
             docs("TOY")
     finally:
         TASKS.unregister("TOY")
+    from hypergvl.text import register_text_rep
+
+    register_text_rep("toy_rep", label="Toy", marker="toy", parse=lambda t: None)(lambda h, name="G": "toy")
+    try:
+        with pytest.raises(ValueError, match="no text_toy_rep column"):
+            docs("VC")
+        assert len(docs("VC", ["n_set"])) == 1
+    finally:
+        TEXT_REPS.unregister("toy_rep")
 
 
 def test_hooks_grade_with_the_suites_grader(dataset_env):

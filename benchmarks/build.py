@@ -46,8 +46,9 @@ def main() -> None:
         out = tmp / f"b{n}" / "hypergvl"
         wall, rss, mib = run(n, out, args.workers, args.tasks)
         rows.append((n, wall, rss, mib))
-        print(f"--per-task {n:4d} ({n_tasks * n:5d} meta problems, {35 * n_tasks * n:6d} QA samples): wall {wall:7.1f} s, "
-              f"{n_tasks * n / wall:5.1f} problems/s, peak RSS {rss:6.0f} MiB, parquet {mib:6.1f} MiB", flush=True)
+        print(f"--per-task {n:4d} ({n_tasks * n:5d} meta problems, {35 * n_tasks * n:6d} QA samples): "
+              f"wall {wall:7.1f} s, {n_tasks * n / wall:5.1f} problems/s, peak RSS {rss:6.0f} MiB, "
+              f"parquet {mib:6.1f} MiB", flush=True)
     (n0, w0, r0, _), (n1, w1, r1, _) = rows[0], rows[-1]
     print(f"{n1 / n0:.0f}x the problems: {w1 / w0:.1f}x the time, {r1 / r0:.2f}x the peak memory "
           f"({args.workers} workers)")

@@ -16,7 +16,7 @@ Today's parser is timed on all of them (best of ``--repeat``); the earlier parse
 An ``n`` in a response's name fills the size; an ``m`` ends the filler inside the answer region
 (``answers.MAX_REGION``), where it is read.
 
-    .venv/bin/python benchmarks/grading_worst_case.py [--size 65536] [--cap-s 10]
+    .venv/bin/python benchmarks/grading_worst_case.py [--size 65536] [--cap-s 10] [--tasks CODE ...]
 """
 from __future__ import annotations
 
@@ -58,11 +58,11 @@ def adversarial(size: int = SIZE) -> list[tuple[str, str]]:
     return out
 
 
-def references() -> dict[str, str]:
-    """A large problem's reference of each task."""
+def references(codes: tuple[str, ...] = TASK_CODES) -> dict[str, str]:
+    """A large problem's reference of each task in ``codes``."""
     from hypergvl.tasks import generate_problem
 
-    return {code: generate_problem(code, 0, "large")["reference"] for code in TASK_CODES}
+    return {code: generate_problem(code, 0, "large")["reference"] for code in codes}
 
 
 def _grade(reference: str, response: str) -> None:
@@ -117,6 +117,8 @@ def main(argv=None) -> int:
     p.add_argument("--size", type=int, default=SIZE)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--cap-s", type=float, default=10.0, help="stop the earlier parser after this many seconds")
+    p.add_argument("--tasks", nargs="+", choices=TASK_CODES, default=list(TASK_CODES), metavar="CODE",
+                   help="grade these tasks only (default: all 12)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     try:
@@ -125,10 +127,11 @@ def main(argv=None) -> int:
     except (OSError, subprocess.CalledProcessError):
         source = None
         print(f"(no git history with {BEFORE}: the earlier parser is not measured)")
-    refs = references()
+    refs = references(tuple(args.tasks))
     corpus = adversarial(args.size)
     attack = "Ans: 1" + " " * 1_000 + "x"  # the reported attack: blanks after a number, inside the region
-    print(f"{len(corpus)} adversarial responses of at most {args.size:,} characters, 12 tasks; best of {args.repeat}")
+    print(f"{len(corpus)} adversarial responses of at most {args.size:,} characters, {len(refs)} tasks; "
+          f"best of {args.repeat}")
     print(f"| task | worst response today | today (ms) | before, same response | before, 'Ans: 1' + 1,000 blanks + 'x' |")
     print("|---|---|---|---|---|")
     worst_all = 0.0

@@ -31,7 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hypergvl.answers import SCORER_VERSION
-from hypergvl.tasks import TASKS, Task, Verdict, score_response
+from hypergvl.tasks import TASKS, Task, Verdict, generate_problem, score_response
 
 METRIC = str(Path(__file__).resolve().parents[1] / "evaluators" / "hypergvl_accuracy")
 SCALES = ("small", "medium", "medium", "large")  # the paper's 1:2:1 scale ratio
@@ -44,7 +44,7 @@ def build(problems: int, reps: int, seed: int) -> tuple[list[str], list[str]]:
     rows = []
     for i in tqdm(range(problems), desc="generating meta problems", unit="problem"):
         code = list(TASKS)[i % len(TASKS)]
-        rows.append(TASKS[code].generate(seed + i, SCALES[(i // len(TASKS)) % len(SCALES)]))
+        rows.append(generate_problem(code, seed + i, SCALES[(i // len(TASKS)) % len(SCALES)]))
     by_task: dict[str, list[str]] = {}
     for row in rows:
         by_task.setdefault(row["task"], []).append(row["answer"])

@@ -10,7 +10,9 @@ with neither ``--base-url`` nor a key tried ``api.openai.com`` for 39 s. Here:
 * a Hub id needs the Hub: when ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, a model must be in the local cache;
   when the Hub's host cannot be reached in :data:`PROBE_S` seconds (one connection attempt, never a retry), a
   dataset or an uncached model is refused with what to do instead;
-* an ``openai:`` model needs ``--base-url`` or ``OPENAI_API_KEY``.
+* an ``openai:`` model needs ``--base-url`` or ``OPENAI_API_KEY``, and a ``--base-url`` whose host refuses the
+  connection (no server listening) or has no address is refused at once (one connection attempt, never a retry:
+  the adapter keeps its retries for a server that has answered, or answers 429/5xx).
 """
 from __future__ import annotations
 
@@ -73,6 +75,25 @@ def check_dataset(dataset: str, flag: str = "--dataset") -> None:
                         "to read a copy the datasets cache already holds")
 
 
+def check_server(base_url: str, what: str) -> None:
+    """One TCP connection to ``base_url``'s host (at most :data:`PROBE_S` s): a refused connection or a host with no
+    address is a :class:`UserError` naming the URL and the fix; a slow or filtered host is left to the adapter."""
+    url = urlparse(base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise UserError(f"{what}: --base-url {base_url} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=PROBE_S).close()
+    except ConnectionRefusedError:
+        raise UserError(f"{what}: nothing listens at {url.hostname}:{port} (connection refused); start the server "
+                        f"(e.g. vllm serve MODEL --port {port}) or fix --base-url {base_url}") from None
+    except socket.gaierror as exc:
+        raise UserError(f"{what}: --base-url {base_url}: host {url.hostname} has no address ({exc.strerror}); "
+                        "fix --base-url") from None
+    except OSError:
+        return  # a timeout or an unreachable network: the adapter's retries and its error say what happened
+
+
 def _cached_model(repo: str, revision: str | None) -> bool:
     from huggingface_hub import try_to_load_from_cache
 
@@ -87,6 +108,8 @@ def check_model(spec: str, options: dict | None = None) -> None:
         if not options.get("base_url") and not os.environ.get("OPENAI_API_KEY"):
             raise UserError(f"--model {spec}: give --base-url URL (an OpenAI-compatible server, e.g. "
                             "http://127.0.0.1:8000/v1) or set OPENAI_API_KEY to use api.openai.com")
+        if options.get("base_url"):
+            check_server(options["base_url"], f"--model {spec}")
         return
     if prefix != "hf" or not rest:
         return  # baseline: and unknown prefixes are answered by the adapter registry
@@ -109,4 +132,4 @@ def check_model(spec: str, options: dict | None = None) -> None:
                         "local folder")
 
 
-__all__ = ["check_dataset", "check_model", "hub_reachable", "offline"]
+__all__ = ["check_dataset", "check_model", "check_server", "hub_reachable", "offline"]

@@ -331,6 +331,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         options["concurrency"] = options.get("concurrency", 4)
     if args.prefetch_workers < 1:
         raise UserError("--prefetch-workers must be at least 1")
+    Selection(*(tuple(v) if v else None for v in (args.tasks, args.text_reps, args.visual_reps)), args.limit,
+              args.routing, args.shard)  # its names and numbers checked first: evaluate_model makes it again
     check_dataset(args.dataset)  # a mistake answered in a second, before a retrying download or a model load
     check_model(args.model, options)
     try:

@@ -113,23 +113,29 @@ def check_model(spec: str, options: dict | None = None) -> None:
         return
     if prefix != "hf" or not rest:
         return  # baseline: and unknown prefixes are answered by the adapter registry
-    if Path(rest).exists():
+    check_hub_model(rest, f"--model {spec}", options.get("revision"))
+
+
+def check_hub_model(name: str, what: str, revision: str | None = None) -> None:
+    """A model folder, or a Hub model id that is cached or downloadable now (``what`` names the flag in the error):
+    never a download's retries against an unreachable or offline Hub."""
+    if Path(name).exists():
         return
-    if not _HUB_ID.match(rest):
-        raise UserError(f"--model {spec}: no such model folder ({Path(rest).resolve()}), and not a Hub model id "
+    if not _HUB_ID.match(name):
+        raise UserError(f"{what}: no such model folder ({Path(name).resolve()}), and not a Hub model id "
                         "(owner/name)")
-    if _cached_model(rest, options.get("revision")):
+    if _cached_model(name, revision):
         return
     if offline():
-        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+        raise UserError(f"{what}: not a loadable Hub model here: not in the local Hugging Face cache, and "
                         "HF_HUB_OFFLINE is set; download it "
-                        f"on a connected machine (huggingface-cli download {rest}) or give a local folder")
+                        f"on a connected machine (huggingface-cli download {name}) or give a local folder")
     if not hub_reachable():
         host, _ = hub_host()
-        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+        raise UserError(f"{what}: not a loadable Hub model here: not in the local Hugging Face cache, and "
                         f"the Hub ({host}) cannot be "
-                        f"reached; connect, download it elsewhere (huggingface-cli download {rest}) or give a "
+                        f"reached; connect, download it elsewhere (huggingface-cli download {name}) or give a "
                         "local folder")
 
 
-__all__ = ["check_dataset", "check_model", "check_server", "hub_reachable", "offline"]
+__all__ = ["check_dataset", "check_model", "check_hub_model", "check_server", "hub_reachable", "offline"]

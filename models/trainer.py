@@ -477,5 +477,8 @@ def run_cli(args: argparse.Namespace) -> int:
     except TrainingDiverged as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # a download that failed (offline, no raw root): one line that says what to do, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2 if "raw_root" in str(e) or "raw file" in str(e) else 1
     print(format_result(summary))
     return 0

@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                  or names.dataset_error(args.name, args.raw_root)):
         print(f"error: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")  # libraries' INFO lines stay out
+    logging.getLogger("hypergvl").setLevel(logging.INFO)
     from hypergvl.models.datasets import build, get_spec
     from hypergvl.models.datasets.hub import push
 

@@ -95,8 +95,9 @@ def dataset_error(name: str, raw_root: str | None, task: str | None = None) -> s
                    f"; give the folder that holds {spec['local_dir']}/ (laid out like ../shared/data)"
         return None
     if spec["url"] is None:
-        return f"dataset {name!r}: {spec['source']} distributes its raw files only as an archive ({spec['homepage']}); " \
-               f"unpack it under <root>/{spec['local_dir']}/ and pass --raw-root <root> or set {RAW_ROOT_ENV}"
+        return f"dataset {name!r}: {spec['source']} distributes its raw files only as an archive " \
+               f"({spec['homepage']}); unpack it under <root>/{spec['local_dir']}/ and pass --raw-root <root> or " \
+               f"set {RAW_ROOT_ENV}"
     if offline():
         urls = [spec["url"].rstrip("/") + "/" + f.strip("/") for f in needed]
         if not all(cache_path(u).is_file() for u in urls):

@@ -380,7 +380,7 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, initial=state["global_step"], unit="step", desc="train WiseHyGR",
-               disable=not (progress and acc.is_main_process))
+               disable=None if progress and acc.is_main_process else True)
     rank = acc.process_index
     stop = False
     running = []

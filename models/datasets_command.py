@@ -19,7 +19,7 @@ import sys
 from hypergvl.cli import Parser
 from hypergvl.models import names
 
-# imports inside main: the dataset package (torch and PyG, 5-30 s) loads only for ``build``, once the name is good
+# imports inside functions: the dataset package (torch and PyG, 5-30 s) loads only for ``build``, once the name is good
 log = logging.getLogger("hypergvl.models.datasets")
 
 

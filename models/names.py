@@ -22,6 +22,9 @@ from typing import Sequence
 
 from . import _names_table as table
 
+# imports inside functions: live_table reads the registries (torch, PyG and every registering module: 5-30 s), which
+# the CLI's checks, the one reason this module exists, must not cost
+
 #: the module holding the table (rewritten by :func:`write_table`)
 TABLE_FILE = Path(__file__).resolve().parent / "_names_table.py"
 RAW_ROOT_ENV = "HYPERGVL_RAW_ROOT"

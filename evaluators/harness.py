@@ -121,7 +121,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     units = [todo[i:i + unit] for i in range(0, len(todo), unit)]
     stream = prefetch(load, units, workers=prefetch_workers, ahead=max(2 * window_size(adapter), 4))
     mine = len(indices) if state is None else len(todo)
-    bar = tqdm(total=mine, initial=mine - len(todo), unit="sample", disable=not progress or rank != 0,
+    bar = tqdm(total=mine, initial=mine - len(todo), unit="sample", disable=None if progress and rank == 0 else True,
                desc=f"evaluate {model}" + (f" (rank 0 of {world})" if state else ""))
     last_sync = time.monotonic()
     with open(log, "a", encoding="utf-8") as f:
@@ -331,6 +331,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         options["concurrency"] = options.get("concurrency", 4)
     if args.prefetch_workers < 1:
         raise UserError("--prefetch-workers must be at least 1")
+    Selection(*(tuple(v) if v else None for v in (args.tasks, args.text_reps, args.visual_reps)), args.limit,
+              args.routing, args.shard)  # its names and numbers checked first: evaluate_model makes it again
     check_dataset(args.dataset)  # a mistake answered in a second, before a retrying download or a model load
     check_model(args.model, options)
     try:

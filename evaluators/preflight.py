@@ -10,7 +10,9 @@ with neither ``--base-url`` nor a key tried ``api.openai.com`` for 39 s. Here:
 * a Hub id needs the Hub: when ``HF_HUB_OFFLINE``/``HF_DATASETS_OFFLINE`` is set, a model must be in the local cache;
   when the Hub's host cannot be reached in :data:`PROBE_S` seconds (one connection attempt, never a retry), a
   dataset or an uncached model is refused with what to do instead;
-* an ``openai:`` model needs ``--base-url`` or ``OPENAI_API_KEY``.
+* an ``openai:`` model needs ``--base-url`` or ``OPENAI_API_KEY``, and a ``--base-url`` whose host refuses the
+  connection (no server listening) or has no address is refused at once (one connection attempt, never a retry:
+  the adapter keeps its retries for a server that has answered, or answers 429/5xx).
 """
 from __future__ import annotations
 
@@ -73,6 +75,25 @@ def check_dataset(dataset: str, flag: str = "--dataset") -> None:
                         "to read a copy the datasets cache already holds")
 
 
+def check_server(base_url: str, what: str) -> None:
+    """One TCP connection to ``base_url``'s host (at most :data:`PROBE_S` s): a refused connection or a host with no
+    address is a :class:`UserError` naming the URL and the fix; a slow or filtered host is left to the adapter."""
+    url = urlparse(base_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise UserError(f"{what}: --base-url {base_url} is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=PROBE_S).close()
+    except ConnectionRefusedError:
+        raise UserError(f"{what}: nothing listens at {url.hostname}:{port} (connection refused); start the server "
+                        f"(e.g. vllm serve MODEL --port {port}) or fix --base-url {base_url}") from None
+    except socket.gaierror as exc:
+        raise UserError(f"{what}: --base-url {base_url}: host {url.hostname} has no address ({exc.strerror}); "
+                        "fix --base-url") from None
+    except OSError:
+        return  # a timeout or an unreachable network: the adapter's retries and its error say what happened
+
+
 def _cached_model(repo: str, revision: str | None) -> bool:
     from huggingface_hub import try_to_load_from_cache
 
@@ -87,26 +108,34 @@ def check_model(spec: str, options: dict | None = None) -> None:
         if not options.get("base_url") and not os.environ.get("OPENAI_API_KEY"):
             raise UserError(f"--model {spec}: give --base-url URL (an OpenAI-compatible server, e.g. "
                             "http://127.0.0.1:8000/v1) or set OPENAI_API_KEY to use api.openai.com")
+        if options.get("base_url"):
+            check_server(options["base_url"], f"--model {spec}")
         return
     if prefix != "hf" or not rest:
         return  # baseline: and unknown prefixes are answered by the adapter registry
-    if Path(rest).exists():
+    check_hub_model(rest, f"--model {spec}", options.get("revision"))
+
+
+def check_hub_model(name: str, what: str, revision: str | None = None) -> None:
+    """A model folder, or a Hub model id that is cached or downloadable now (``what`` names the flag in the error):
+    never a download's retries against an unreachable or offline Hub."""
+    if Path(name).exists():
         return
-    if not _HUB_ID.match(rest):
-        raise UserError(f"--model {spec}: no such model folder ({Path(rest).resolve()}), and not a Hub model id "
+    if not _HUB_ID.match(name):
+        raise UserError(f"{what}: no such model folder ({Path(name).resolve()}), and not a Hub model id "
                         "(owner/name)")
-    if _cached_model(rest, options.get("revision")):
+    if _cached_model(name, revision):
         return
     if offline():
-        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+        raise UserError(f"{what}: not a loadable Hub model here: not in the local Hugging Face cache, and "
                         "HF_HUB_OFFLINE is set; download it "
-                        f"on a connected machine (huggingface-cli download {rest}) or give a local folder")
+                        f"on a connected machine (huggingface-cli download {name}) or give a local folder")
     if not hub_reachable():
         host, _ = hub_host()
-        raise UserError(f"--model {spec}: not a loadable Hub model here: not in the local Hugging Face cache, and "
+        raise UserError(f"{what}: not a loadable Hub model here: not in the local Hugging Face cache, and "
                         f"the Hub ({host}) cannot be "
-                        f"reached; connect, download it elsewhere (huggingface-cli download {rest}) or give a "
+                        f"reached; connect, download it elsewhere (huggingface-cli download {name}) or give a "
                         "local folder")
 
 
-__all__ = ["check_dataset", "check_model", "hub_reachable", "offline"]
+__all__ = ["check_dataset", "check_model", "check_hub_model", "check_server", "hub_reachable", "offline"]

@@ -26,12 +26,17 @@ from hypergvl.tasks import task_codes
 from hypergvl.text import text_labels
 
 from .paper import COLUMNS, load as load_paper, match
-from .run_folder import read_results
+from .run_folder import LOG, finished_records, read_results
 
 
 
 def load_results(path: Path) -> dict:
+    """A run's results, checked against the folder's ``samples.jsonl`` when it has one (a cut or a count other than
+    the results' is refused: :func:`hypergvl.evaluators.run_folder.finished_records`)."""
     res = read_results(path)
+    folder = path if path.is_dir() else path.parent
+    if (folder / LOG).is_file():
+        finished_records(folder, res)
     if res.get("scored") is False:
         raise UserError(f"{path} holds unscored responses (a questions-only set): score them first with "
                         "`hypergvl score RUN --dataset FULL_BUILD --out DIR`")
@@ -238,7 +243,9 @@ def scale_curves(results: list[dict], path: Path) -> bool:
         ax.set_xlabel("hypergraph scale")
         ax.set_ylim(0, 100)
     axes[0].set_ylabel("accuracy (%)")
-    axes[1].legend(fontsize=7)
+    labelled = max(axes, key=lambda ax: len(ax.get_legend_handles_labels()[1]))  # a run may have no reasoning task
+    if labelled.get_legend_handles_labels()[1]:
+        labelled.legend(fontsize=7)  # (legend() on an axes without lines warns "No artists with labels")
     fig.suptitle("Accuracy by scale, synthetic vs real (HyperGVL Fig. 4)")
     _save(fig, path)
     return True

@@ -185,10 +185,9 @@ class OraclePolicy:
 def oracle_choices(run_dir: str | Path) -> dict[str, tuple[str, str]]:
     """meta id -> the combination answered right most often in the run (ties: first in COMBINATIONS order)."""
     log = Path(run_dir) / LOG
-    try:
-        records = samples(run_dir)
-    except ValueError:
-        raise ValueError(f"oracle:{run_dir}: no {LOG} there (give a hypergvl evaluate output folder)") from None
+    if not log.is_file():
+        raise ValueError(f"oracle:{run_dir}: no {LOG} there (give a hypergvl evaluate output folder)")
+    records = samples(run_dir)
     score: dict[str, dict[tuple[str, str], list[int]]] = {}
     for n, rec in records:
         try:

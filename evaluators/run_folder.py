@@ -6,8 +6,12 @@
     run.json                which model and build the folder's answers come from (:func:`claim_folder`)
 
 Readers: the harness (resume, merge, score), ``hypergvl report`` and ``submit``, the lmms-eval import, the oracle
-routing policy, the router's PRM dataset and study. Lines are read through :func:`hypergvl.runlog.iter_log`: a last
-line cut short by a crash is skipped, any other damaged line refused with its line number.
+routing policy, the router's PRM dataset and study. Lines are read through :func:`hypergvl.runlog.iter_log`: any
+damaged line but the last is refused with its line number. A last line cut short by a crash is what ``evaluate``
+repairs (its resume drops that line and answers the sample again); every reader of a finished run
+(:func:`finished_records`: ``score``, ``merge``, ``report``, ``submit``, the oracle, the router's PRM and study)
+refuses it, naming the line and the resume, and refuses a log whose sample count is not the one ``results.json``
+reports, rather than reading a shorter run as if it were whole.
 """
 from __future__ import annotations
 
@@ -31,11 +35,56 @@ SUBMISSION_FORMAT = 2
 
 
 def samples(folder: str | os.PathLike) -> Iterator[tuple[int, dict]]:
-    """(line number, record) of a finished run's ``samples.jsonl``; ``ValueError`` when there is none."""
+    """(line number, record) of a finished run's ``samples.jsonl``, checked as :func:`finished_records` checks it;
+    ``ValueError`` when there is none."""
     log = Path(folder) / LOG
     if not log.is_file():
         raise ValueError(f"{folder} is not a hypergvl evaluate output folder: no {LOG}")
-    return iter_log(log)
+    results = read_results(folder) if (Path(folder) / RESULTS).is_file() else None
+    lines = list(_checked_lines(Path(folder), results))
+    return iter(lines)
+
+
+def cut_last_line(path: Path) -> int | None:
+    """The number of the last line of ``path`` when a crash cut it short (it has no newline), else None."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return None
+        f.seek(0)
+        return f.read().count(b"\n") + 1
+
+
+def _checked_lines(folder: Path, results: dict | None) -> Iterator[tuple[int, dict]]:
+    log = folder / LOG
+    ranks = sorted(folder.glob("samples.rank*.jsonl"))
+    if ranks:
+        raise UserError(f"{folder} holds {ranks[0].name}: a distributed run that did not finish (its rank logs are "
+                        "merged at its end); rerun its hypergvl evaluate command to finish it")
+    if (n := cut_last_line(log)) is not None:
+        raise UserError(f"{log}: line {n}, the last, was cut short (a crash while it was written), so the run did "
+                        "not finish; rerun the same hypergvl evaluate command: it resumes, answers that sample again "
+                        f"and rewrites {RESULTS}")
+    lines = list(iter_log(log))
+    if results is not None and isinstance(results.get("num_samples"), int):
+        held = len({rec["id"] for _, rec in lines})
+        if held != results["num_samples"]:
+            raise UserError(f"{folder}: {RESULTS} counts {results['num_samples']} samples but {LOG} holds {held}: "
+                            "the files are not one finished run (a crash after a resume began, or files of two "
+                            "runs); rerun its hypergvl evaluate command to finish it, or evaluate into a new --out")
+    return iter(lines)
+
+
+def finished_records(folder: str | os.PathLike, results: dict | None = None) -> dict[str, dict]:
+    """The records by sample id of a finished run folder (the first copy of an id wins), refusing with a
+    :class:`UserError` a run that did not finish: a cut last line, rank logs left, or a sample count other than
+    ``results``' (its ``results.json``, when given)."""
+    done: dict[str, dict] = {}
+    for _, rec in _checked_lines(Path(folder), results):
+        done.setdefault(rec["id"], rec)
+    return done
 
 
 def read_results(path: str | os.PathLike) -> dict:
@@ -183,4 +232,6 @@ def load_run(folder: Path) -> tuple[dict, dict[str, dict]]:
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{path} is not a hypergvl evaluate results file of format {SUBMISSION_FORMAT} ({exc})"
                         ) from None
-    return res, read_records(log_files(folder))
+    if not (folder / LOG).is_file():
+        raise UserError(f"{folder} has no {LOG}: give the folder hypergvl evaluate --out wrote")
+    return res, finished_records(folder, res)

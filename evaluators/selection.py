@@ -12,8 +12,10 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from hypergvl.cli import UserError
+from hypergvl.cli import UserError, did_you_mean
+from hypergvl.render.base import visual_labels
 from hypergvl.tasks import TASKS, config_name
+from hypergvl.text import text_labels
 from hypergvl.vqa import TEXT_ONLY, expand
 
 __all__ = ["Selection", "parse_shard", "shard_of", "selection_digest", "plan"]
@@ -40,6 +42,10 @@ class Selection:
                                 f"{', '.join(config_name(c) for c in TASKS)})")
         if self.tasks:
             object.__setattr__(self, "tasks", tuple(spelled[str(t).lower()] for t in self.tasks))
+        for field, flag, labels in (("text_reps", "--text-reps", text_labels()),
+                                    ("visual_reps", "--visual-reps", {**visual_labels(), TEXT_ONLY: TEXT_ONLY})):
+            if getattr(self, field):
+                object.__setattr__(self, field, tuple(_representation(r, flag, labels) for r in getattr(self, field)))
         if self.limit is not None and self.limit < 1:
             raise UserError("--limit must be at least 1")
         if self.shard is not None:
@@ -56,6 +62,24 @@ class Selection:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def _representation(name: str, flag: str, labels: dict[str, str]) -> str:
+    """The registered name of representation ``name``: the name itself or its label as reports print it (``N-Set``),
+    in any case, with ``-`` and ``_`` alike; else a :class:`UserError` with the nearest names."""
+    def key(text: str) -> str:
+        return str(text).lower().replace("-", "_")
+
+    spelled = {**{key(label): code for code, label in labels.items()}, **{key(code): code for code in labels}}
+    if key(name) in spelled:
+        return spelled[key(name)]
+    choices = [f"{code} ({label})" if label != code else code for code, label in labels.items()]
+    hint = did_you_mean(key(name), list(spelled))
+    if hint:
+        near = [spelled[c] for c in hint[len(" (did you mean "):-2].split(" or ")]
+        hint = f" (did you mean {' or '.join(dict.fromkeys(near))}?)"
+    raise UserError(f"{flag}: unknown representation {name!r}{hint}; choose from {', '.join(choices)} (codes or "
+                    "labels, any case)")
 
 
 def parse_shard(text: str) -> tuple[int, int]:

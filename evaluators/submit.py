@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from hypergvl.cli import UserError, command
 
-from .run_folder import LOG, RESULTS, read_results
+from .run_folder import LOG, RESULTS, finished_records, read_results
 
 RUN_FILES = (LOG, RESULTS)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -65,6 +65,7 @@ def _read_run(run: Path) -> tuple[str, str]:
         if not (run / name).is_file():
             raise UserError(f"{run} has no {name}: submit the folder `hypergvl evaluate --out` wrote")
     results = read_results(run)
+    finished_records(run, results)  # a cut or short samples.jsonl is refused here, not by the Space after the upload
     try:
         policy = (results.get("selection") or {}).get("routing")
         text_only = bool(results.get("text_only"))

@@ -225,7 +225,7 @@ def build(cfg: BuildConfig, progress: bool = True) -> Path:
     todo.sort(key=lambda s: (s.task not in ("ISM", "HHM", "SHC", "3-CL"), s.task, s.number))
     workers = cfg.workers or os.cpu_count() or 1
     bar = tqdm(total=sum(len(s.rows) for s in shards), initial=done_rows, unit="row", desc="hypergvl build",
-               disable=not progress)
+               disable=None if progress else True)
     jobs = [(str(cfg.out), cfg.seed, s) for s in todo]
     try:
         if workers == 1 or len(jobs) <= 1:

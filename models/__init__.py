@@ -18,4 +18,4 @@ delegate("train", "Train a hypergraph neural network: any model, dataset and tas
 delegate("study", "DHG-Bench studies (robustness, fairness, efficiency) and their report.",
          "hypergvl.models.study.__main__")
 delegate("datasets", "DHG-Bench datasets: list them, or build one as a Hub dataset repository.",
-         "hypergvl.models.datasets.__main__")
+         "hypergvl.models.datasets_command")

@@ -7,59 +7,39 @@ Usage::
         [--config FILE] [--set key=value ...] [--raw-root DIR] [--resume]
     accelerate launch -m hypergvl.models.train ...            # the same, with accelerate choosing the device
 
-The arguments are parsed and the model and task names checked before the trainer loads: importing it
-loads torch, torch_geometric and the model zoo (5-6 s on the development machine), which a mistyped name should
-not cost. The model and task names are read from their ``@register_model("NAME")`` / ``@register_task("NAME")``
-decorators in the package's sources (a test checks that they are exactly the registries' names).
+The arguments are parsed and the model, task and dataset names, the ``--set`` keys and the raw data's place
+checked before the trainer loads: importing it loads torch, torch_geometric and the model zoo (5-6 s on the
+development machine, 15-60 s on a busy one), which a mistyped name should not cost. The names come from
+:mod:`hypergvl.models.names`, a table written from the registries (a test checks it equals them).
 """
 from __future__ import annotations
 
 import argparse
-import difflib
-import functools
-import re
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from hypergvl.cli import releases_process_group
-
-HERE = Path(__file__).resolve().parent
-
-
-@functools.lru_cache(maxsize=None)
-def registered_names(folder: Path, decorator: str) -> list[str]:
-    """The names the modules of ``folder`` register with ``@<decorator>("NAME"...)``, read from their sources (once a
-    process: the parser's help and the check both ask)."""
-    pattern = re.compile(rf'^@{decorator}\("([^"]+)"[,)]', re.MULTILINE)
-    return [name for path in sorted(folder.glob("*.py")) for name in pattern.findall(path.read_text("utf-8"))]
-
-
-def unknown_name(kind: str, name: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6) or [
-        c for c in choices if c.lower() == name.lower()]
-    hint = f"did you mean {close[0]}? " if close else ""
-    return f"unknown {kind} {name!r}; {hint}choose one of {', '.join(choices)}"
+from hypergvl.cli import Parser, releases_process_group
+from hypergvl.models import names
 
 
 def name_error(args: argparse.Namespace) -> str | None:
-    """Why the model or task name cannot be trained (one line), or None. (Dataset names are checked by the
-    trainer: the dataset registry is filled by modules that load torch.)"""
-    models = registered_names(HERE / "nn", "register_model")
-    if args.model not in models:
-        return unknown_name("model", args.model, models)
-    tasks = registered_names(HERE / "tasks", "register_task")
-    if args.task not in tasks:
-        return unknown_name("task", args.task, tasks)
-    return None
+    """Why the model, task, dataset, ``--set`` keys or raw data cannot be trained (one line), or None. Values of
+    ``--set`` and the config file are checked by the trainer's config."""
+    if args.model not in names.MODELS:
+        return names.unknown_name("model", args.model, list(names.MODELS))
+    if args.task not in names.TASKS:
+        return names.unknown_name("task", args.task, list(names.TASKS))
+    return (names.set_key_error(args.overrides, args.model, args.task)
+            or names.dataset_error(args.dataset, args.raw_root, args.task))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hypergvl train", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="hypergvl train", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="a name in hypergvl.models.nn.MODELS, e.g. HGNN")
     p.add_argument("--dataset", required=True, help="a dataset of hypergvl datasets list, e.g. cora")
     p.add_argument("--task", required=True,
-                   help=f"one of: {', '.join(sorted(registered_names(HERE / 'tasks', 'register_task')))}")
+                   help=f"one of: {', '.join(sorted(names.TASKS))}")
     p.add_argument("--runs", type=int, default=None,
                    help="number of seeds, 0..runs-1 (default 5, or the runs of --set protocol=NAME)")
     p.add_argument("--out", required=True, type=Path, help="output folder")

@@ -173,7 +173,7 @@ def train_one_run(task: Task, module: TaskModule, accelerator: Any, trainer: Tra
     mem_method = _reset_peak_memory(device)
 
     bar = tqdm(range(state.epoch, trainer.epochs), desc=desc, initial=state.epoch, total=trainer.epochs,
-               disable=not (progress and accelerator.is_main_process), leave=False, dynamic_ncols=True)
+               disable=None if progress and accelerator.is_main_process else True, leave=False, dynamic_ncols=True)
     for epoch in bar:
         t0 = time.perf_counter()
         torch.manual_seed(_epoch_seed(seed, epoch))
@@ -459,8 +459,9 @@ def format_result(summary: dict[str, Any]) -> str:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``hypergvl train`` with the arguments :mod:`hypergvl.models.train` parsed and checked."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("accelerate").setLevel(logging.WARNING)
+    # the suite's own INFO lines; libraries' (numexpr's thread count, ...) only from WARNING up
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("hypergvl").setLevel(logging.INFO)
     try:
         if args.runs is None:
             cfg = resolve_config(args.model, args.task, args.dataset, args.config, args.overrides)
@@ -477,5 +478,8 @@ def run_cli(args: argparse.Namespace) -> int:
     except TrainingDiverged as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # a download that failed (offline, no raw root): one line that says what to do, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2 if "raw_root" in str(e) or "raw file" in str(e) else 1
     print(format_result(summary))
     return 0

@@ -234,7 +234,15 @@ class WiseHyGR:
                 "input": "tokenizer pair (" + ("size header + " if self.header else "") + "HO-Neigh description, "
                          f"question); the description truncated from the {self.truncation_side}, the question kept "
                          "whole"}
-        self.model.save_pretrained(str(folder))
+        from transformers.utils import logging as hf_logging  # loaded already: self.model is a transformers model
+
+        shown = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # no "Writing model shards" bar at every kept epoch
+        try:
+            self.model.save_pretrained(str(folder))
+        finally:
+            if shown:
+                hf_logging.enable_progress_bar()
         self.tokenizer.save_pretrained(str(folder))
         for name, text in ((ROUTER_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n"),
                            ("README.md", model_card(meta))):

@@ -227,7 +227,7 @@ def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     split = split_meta_ids(kept, cfg.seed, cfg.val_fraction)
     rows = {s: [] for s in SPLITS}
     info = runs[0].info
-    for meta in tqdm(kept, desc="PRM", unit="problem", disable=not progress):
+    for meta in tqdm(kept, desc="PRM", unit="problem", disable=None if progress else True):
         idx, acc = best[meta]
         ref = info[meta]["reference"]
         description, question = router_description(ref), router_question(ref)

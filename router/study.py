@@ -249,7 +249,7 @@ def node_classification(model: str, router_dir: str, out: Path, *, datasets: Seq
                     choices = policy.choose(rows)
                     todo = [(p, c) for p, c in zip(problems, choices) if f"{p.id}/{key}" not in done]
                     bar = tqdm(total=len(problems), initial=len(problems) - len(todo), unit="node",
-                               desc=f"{name} trial {trial} {key}", disable=not progress)
+                               desc=f"{name} trial {trial} {key}", disable=None if progress else True)
                     for s in range(0, len(todo), batch_size):
                         chunk = todo[s:s + batch_size]
                         samples = [Sample(node_prompt(p, t), render(v, p.hypergraph) if images else None)

@@ -60,10 +60,11 @@ import numpy as np
 
 from hypergvl.atomic import latest_dir, replace_dir, write_json
 from hypergvl.cli import UserError, releases_process_group
+from hypergvl.evaluators.preflight import check_hub_model
 from hypergvl.evaluators.routing import TOP
 from hypergvl.provenance import provenance
 
-from .model import WiseHyGR, model_card
+from .model import MINILM, WiseHyGR, model_card
 from .prm import LABELS, load_prm, log_to_console
 
 __all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
@@ -379,7 +380,7 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, initial=state["global_step"], unit="step", desc="train WiseHyGR",
-               disable=not (progress and acc.is_main_process))
+               disable=None if progress and acc.is_main_process else True)
     rank = acc.process_index
     stop = False
     running = []
@@ -496,6 +497,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     log_to_console()
     try:
+        if args.backbone != MINILM:  # a typo or an unreachable Hub answered now, not after a download's retries
+            check_hub_model(args.backbone, f"--backbone {args.backbone}")
         cfg = TrainConfig(prm=args.prm, out=args.out, backbone=args.backbone, epochs=args.epochs, min_steps=args.min_steps,
                           batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, lr=args.lr, head_lr=args.head_lr,
                           weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, max_length=args.max_length,

@@ -265,16 +265,24 @@ def test_openai_client_errors_are_not_retried(server, action, message):
     assert len(server.requests) == 1
 
 
-def test_openai_unreachable_server_fails_fast_and_clearly():
+def test_openai_no_server_is_refused_without_retries_until_it_has_answered(monkeypatch):
+    """A refused connection before the server ever answered means nothing listens there: one attempt, no retry,
+    an error naming the URL; once the server has answered, a refused connection (a restart) is retried."""
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     adapter = make_adapter("openai:m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, backoff=0.01,
                            max_backoff=0.02, timeout=1.0)
-    start = time.monotonic()
-    with pytest.raises(AdapterError, match=r"no response after 3 attempts; last error: ConnectionRefusedError.*refused"):
+    slept = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    with pytest.raises(AdapterError, match=rf"127.0.0.1:{port}/v1/chat/completions: no server there "
+                                           r"\(ConnectionRefusedError.*start it or fix --base-url"):
         adapter.generate([Sample("hello")])
-    assert time.monotonic() - start < 5
+    assert slept == []  # no retry
+    adapter._answered = True  # as after a first answer
+    with pytest.raises(AdapterError, match=r"no response after 3 attempts; last error: ConnectionRefusedError"):
+        adapter.generate([Sample("hello")])
+    assert len(slept) == 2
 
 
 def test_openai_backoff_is_exponential_jittered_and_capped():

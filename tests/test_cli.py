@@ -32,13 +32,16 @@ def test_console_script_readable_output():
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["sample", "--task", "NOPE"], "invalid choice"), (["sample", "--task", "VC", "--bogus"], "unrecognized"),
+    (["sample", "--task", "NOPE"], "invalid choice"), (["sample", "--task", "VC", "--bogus"], "unknown flag --bogus"),
+    (["sample", "--tsak", "VC"], "unknown flag --tsak (did you mean --task"),  # not "required: --task"
+    (["evaluate", "--modle", "baseline:random", "--dataset", "x", "--out", "o"],
+     "unknown flag --modle (did you mean --model"),
     (["sample", "--task", "VC", "--scale", "huge"], "invalid choice"), (["sample"], "required"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_flags_fail_clearly(argv, needle):
     r = subprocess.run([sys.executable, "-m", "hypergvl", *argv], capture_output=True, text=True)
-    assert r.returncode != 0 and needle in r.stderr
+    assert r.returncode == 2 and needle in r.stderr, r.stderr
 
 
 def test_subcommands_come_from_entry_points_and_the_core_names_no_upper_layer(capsys):

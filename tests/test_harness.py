@@ -85,7 +85,7 @@ def test_report_tables_and_heatmap(runs, tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bad_input(small_build, tmp_path, capsys):
+def test_bad_input(small_build, tmp_path, capsys, monkeypatch):
     assert main(["evaluate", "--dataset", str(small_build), "--model", "nope:x", "--out", str(tmp_path / "a")]) == 2
     assert "prefix must be one of" in capsys.readouterr().err
     assert main(["evaluate", "--dataset", str(tmp_path / "missing"), "--model", "baseline:random",
@@ -105,11 +105,17 @@ def test_bad_input(small_build, tmp_path, capsys):
     api = ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--tasks", "VC", "--max-retries", "1",
            "--timeout", "2", "--no-progress"]
     assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(out)]) == 2
+    assert "nothing listens at 127.0.0.1:9" in capsys.readouterr().err  # the preflight, before anything else
+    from hypergvl.evaluators import preflight
+
+    monkeypatch.setattr(preflight, "check_server", lambda *a: None)  # the checks behind it, as if it had answered
+    assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(out)]) == 2
     assert "holds a run of baseline:random" in capsys.readouterr().err
     assert (out / "samples.jsonl").read_text() == before
-    # an unreachable OpenAI-compatible server: bounded retries, clear error, nothing answered, nothing lost
+    # an unreachable OpenAI-compatible server: no retries, clear error, nothing answered, nothing lost
     assert main(["evaluate", "--dataset", str(small_build), *api, "--out", str(tmp_path / "e")]) == 2
-    assert "model failed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "model failed" in err and "no server there" in err
     assert (tmp_path / "e" / "samples.jsonl").read_text() == ""
 
 

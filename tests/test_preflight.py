@@ -90,6 +90,24 @@ def test_what_exists_passes_without_a_network_call(no_network, small_build, tmp_
     model = tmp_path / "model"
     model.mkdir()
     preflight.check_model(f"hf:{model}")
-    preflight.check_model("openai:m", {"base_url": "http://127.0.0.1:1/v1"})
     preflight.check_model("baseline:symbolic")
     assert no_network == []
+    preflight.check_model("openai:m", {"base_url": "http://127.0.0.1:1/v1"})  # one probe, and an unknown answer
+    assert no_network == [("127.0.0.1", 1)]                                   # leaves the server to the adapter
+
+
+def test_an_openai_server_that_is_not_listening_is_refused_at_once(capsys, small_build, tmp_path, monkeypatch):
+    """No server on --base-url's port: exit 2 naming the host, port and fix, after one connection attempt (no
+    retries, no model or progress bar started), and no run folder."""
+    attempts = []
+    real = socket.create_connection
+    monkeypatch.setattr(socket, "create_connection", lambda address, *a, **k: attempts.append(address) or
+                        real(address, *a, **k))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    rc, err, _ = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "openai:m", "--base-url",
+                      f"http://127.0.0.1:{port}/v1", "--out", str(tmp_path / "run"))
+    assert rc == 2 and f"nothing listens at 127.0.0.1:{port} (connection refused)" in err and "retry" not in err
+    assert attempts == [("127.0.0.1", port)] and not (tmp_path / "run").exists()
+    assert "%" not in err and "sample/s" not in err  # no progress bar

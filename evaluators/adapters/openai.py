@@ -53,6 +53,9 @@ class OpenAIConfig:
 
 _IMAGE_SLOT = "@@hypergvl-image@@"  # the image part precedes the text, so its slot is the first occurrence
 _RETRYABLE = (http.client.HTTPException, OSError)  # refused, reset or dropped connections, timeouts
+# no server there (nothing listens, no such host): not retried until the server has answered once (then a refused
+# connection is a restart, retried like the others)
+_NO_SERVER = (ConnectionRefusedError, socket.gaierror)
 
 
 class OpenAIAdapter:
@@ -72,6 +75,7 @@ class OpenAIAdapter:
         self._rng = random.Random(config.seed)
         self._lock = threading.Lock()
         self._served_model: str | None = None
+        self._answered = False  # whether the server has answered any request (then a refused connection is retried)
 
     @property
     def concurrency(self) -> int:
@@ -147,9 +151,15 @@ class OpenAIAdapter:
             retry_after = None
             try:
                 status, body, retry_after = self._exchange(payload)
+            except _NO_SERVER as error:
+                if not self._answered:
+                    raise AdapterError(f"{self.url}: no server there ({type(error).__name__}: {error}); start it or "
+                                       "fix --base-url") from None
+                last_error = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
             except _RETRYABLE as error:
                 last_error = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
             else:
+                self._answered = True
                 if 200 <= status < 300:
                     try:
                         return json.loads(body)

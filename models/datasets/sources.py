@@ -114,7 +114,7 @@ def read_location(location: str) -> bytes:
             total = int(response.headers.get("Content-Length") or 0) or None
             chunks = []
             with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {Path(location).name}",
-                      disable=scheme == "file", leave=False) as bar:
+                      disable=True if scheme == "file" else None, leave=False) as bar:
                 while chunk := response.read(1 << 20):
                     chunks.append(chunk)
                     bar.update(len(chunk))

@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
+from hypergvl.cli import Parser
+from hypergvl.models import names
 from hypergvl.models.study import EFFICIENCY_DATASETS, FAIRNESS_DATASETS
-from hypergvl.models.train import HERE as MODELS_DIR
-from hypergvl.models.train import registered_names, unknown_name
 
 # imports inside functions: the studies' modules, the trainer and ConfigError (torch, PyG: 5-8 s) load once the
-# names are good. The parser and the name check read the registered models and perturbations from their decorators
-# in the sources (as ``hypergvl train`` does, tested to equal the registries), so a typo or ``--help`` costs none of it.
+# names are good. The parser and the name check read the models, perturbations and datasets from
+# hypergvl.models.names (as ``hypergvl train`` does, tested to equal the registries), so a typo or ``--help`` costs
+# none of it, and no progress bar starts before they are checked.
 
 
 def _common(p: argparse.ArgumentParser, runs: int) -> None:
@@ -36,8 +37,8 @@ def _seeds(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    kinds = registered_names(MODELS_DIR, "register_perturbation")
-    p = argparse.ArgumentParser(prog="hypergvl study",
+    kinds = list(names.PERTURBATIONS)
+    p = Parser(prog="hypergvl study",
                                 description="DHG-Bench robustness, fairness and efficiency studies, and their report")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("robustness", help="accuracy under perturbations (RQ3, Figures 2-4)")
@@ -69,11 +70,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def name_error(args: argparse.Namespace) -> str | None:
-    """Why a ``--models`` name cannot be studied (one line), or None."""
-    models = registered_names(MODELS_DIR / "nn", "register_model")
+    """Why a ``--models`` or ``--datasets`` name, a ``--set`` key or the raw data cannot be studied (one line), or
+    None."""
     for name in getattr(args, "models", None) or ():
-        if name not in models:
-            return unknown_name("model", name, models)
+        if name not in names.MODELS:
+            return names.unknown_name("model", name, list(names.MODELS))
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None and (len(set(seeds)) != len(seeds) or min(seeds) < 0):  # as the trainer says it
+        return f"--seeds must be distinct integers >= 0; got {list(seeds)}"
+    task = "node" if args.command in ("robustness", "fairness") else None
+    models = getattr(args, "models", None) or list(names.MODELS)
+    for item in args.overrides if task else ():  # a key of any of the models studied (the others refuse it per cell)
+        errors = [names.set_key_error([item], model, task) for model in models]
+        if all(errors):
+            return errors[0] if len(models) == 1 else errors[0].split(" (model ")[0] + f" (any of {len(models)} " \
+                "models, task node)"
+    if args.command in ("robustness", "fairness"):
+        for name in args.datasets:
+            if error := names.dataset_error(name, args.raw_root, task):
+                return error
     return None
 
 

@@ -67,7 +67,7 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
                                                              and doc.get("memory_cap_gib") == memory_cap_gib))
 
     points = []
-    bar = tqdm([(d, m) for d in datasets for m in models], desc="efficiency", disable=not progress,
+    bar = tqdm([(d, m) for d in datasets for m in models], desc="efficiency", disable=None if progress else True,
                dynamic_ncols=True)
     for ds, model in bar:
         bar.set_postfix_str(f"{ds} {model}")

@@ -32,7 +32,7 @@ def run(models: Optional[Sequence[str]], out: Path, *, datasets: Sequence[str] =
     models = resolve_models(models)
     seeds = run_seeds(runs, seeds)
     points = []
-    bar = tqdm([(d, m) for d in datasets for m in models], desc="fairness", disable=not progress,
+    bar = tqdm([(d, m) for d in datasets for m in models], desc="fairness", disable=None if progress else True,
                dynamic_ncols=True)
     cache: dict[str, Any] = {}
 

@@ -67,7 +67,7 @@ def run(models: Optional[Sequence[str]], datasets: Sequence[str], kinds: Sequenc
             cache[ds] = load_node_dataset(ds, raw_root, add_self_loops=perturb_self_loops)
         return cache[ds]
 
-    bar = tqdm(todo, desc="robustness", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(todo, desc="robustness", disable=None if progress else True, dynamic_ncols=True)
     for ds, spec, ratio, model in bar:
         bar.set_postfix_str(f"{ds} {spec.name} {ratio:g} {model}")
         parts = (ds, spec.name, model, ratio_tag(ratio))

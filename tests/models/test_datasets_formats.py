@@ -374,13 +374,13 @@ def test_random_graph_split_80_10_10_and_bad_fractions():
 def test_cli_unknown_name_and_missing_files_exit_nonzero(tmp_path, capsys):
     from hypergvl.models.datasets.__main__ import main
 
-    assert main(["build", "corra", "--out", str(tmp_path / "o")]) == 1
-    assert "unknown dataset 'corra'; choose one of cora" in capsys.readouterr().err
-    assert main(["build", "cora", "--out", str(tmp_path / "o"), "--raw-root", str(tmp_path)]) == 1
+    assert main(["build", "corra", "--out", str(tmp_path / "o")]) == 2  # a usage error
+    assert "unknown dataset 'corra'; did you mean cora" in capsys.readouterr().err
+    assert main(["build", "cora", "--out", str(tmp_path / "o"), "--raw-root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "raw file missing" in err and "labels.pickle" in err
+    assert f"lacks Cora's raw file {tmp_path}/HyperGCN/data/cocitation/cora/" in err and "--raw-root" in err
     assert not (tmp_path / "o").exists()
-    assert main(["build", "walmart", "--out", str(tmp_path / "o"), "--option", "sigma=1"]) == 1
+    assert main(["build", "walmart", "--out", str(tmp_path / "o"), "--option", "sigma=1"]) == 2
     assert "accepted options: feature_noise, feature_dim, seed" in capsys.readouterr().err
     assert main(["list"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 23

@@ -123,11 +123,11 @@ def test_existing_output_is_never_destroyed(toy_root, tmp_path, capsys):
     out = tmp_path / "repo"
     out.mkdir()
     (out / "keep.txt").write_text("earlier result")
-    assert main(["build", "cora", "--out", str(out), "--raw-root", str(toy_root)]) == 1
+    assert main(["build", "cora", "--out", str(out), "--raw-root", str(toy_root)]) == 2
     assert "exists and is not empty" in capsys.readouterr().err
     assert (out / "keep.txt").read_text() == "earlier result"
     # a failing build with --overwrite keeps the old folder too
-    assert main(["build", "citeseer", "--out", str(out), "--raw-root", str(toy_root), "--overwrite"]) == 1
+    assert main(["build", "citeseer", "--out", str(out), "--raw-root", str(toy_root), "--overwrite"]) == 2
     assert (out / "keep.txt").exists()
     assert main(["build", "cora", "--out", str(out), "--raw-root", str(toy_root), "--overwrite"]) == 0
     assert not (out / "keep.txt").exists() and (out / "README.md").exists()

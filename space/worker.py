@@ -49,7 +49,7 @@ from hypergvl.vqa import TEXT_ONLY
 from .scoring import parse_samples, score, scorer_version, scoring_provenance
 from .config import SpaceConfig
 from .isolation import run_bounded
-from .service import Service, make_service
+from .service import Service, make_service, redact_paths
 from .store import Entry, Request
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,7 @@ class Worker:
         try:
             if req.model.partition(":")[0] not in self.service.config.request_prefixes:
                 raise RuntimeError(f"{req.model}: this Space does not run such models")
+            self.service.request_spec(req.model)  # queued before a rule, or written into the store by other means
             entry = evaluate_to_entry(
                 self.service, req.model, req.testset, req.track, self.service.config.data_dir / "runs" / req.id,
                 model_options=self._options(req), revision=req.revision, model_type=req.model_type,
@@ -135,7 +136,7 @@ class Worker:
             if not self.service.store.finish(req.id, self.id, entry):
                 log.warning("%s: %s was taken over by another worker; its result is kept there", self.id, req.id)
         except Exception as exc:  # noqa: BLE001 - shown to the user on the queue panel
-            message = " ".join(f"{type(exc).__name__}: {exc}".split())
+            message = redact_paths(" ".join(f"{type(exc).__name__}: {exc}".split()))  # no server folder shown
             self.service.store.fail(req.id, self.id, message[:500])
         # an interrupt (Ctrl-C, SIGTERM) leaves the claim to expire: the request returns to PENDING
         finally:

@@ -23,7 +23,7 @@ from .counters import Counters
 from .isolation import run_bounded
 from .scoring import (AXES, POLICIES, TRACKS, SubmissionError, dense, grade_upload, scorer_version,
                       scoring_provenance, summarise_many)
-from .store import DuplicateError, Entry, Request, SQLiteStore, Store, entry_key
+from .store import DuplicateError, Entry, Request, SQLiteStore, Store, duplicate_message, entry_key
 from .testsets import HIDDEN, PUBLIC, TestSets
 
 MODEL_TYPES = ("open", "closed")
@@ -105,8 +105,8 @@ class AlreadySubmitted(SubmissionError):
     neither a rejection nor a submission is charged for it."""
 
 
-LOCAL_REQUESTS = ("arguments that name server files or data (a local path, dataset=..., any NAME=VALUE) are "
-                  "refused; the operator enables them for their own runs with HYPERGVL_LOCAL_REQUESTS=1")
+LOCAL_REQUESTS = ("local model paths and arguments that name server files or data (dataset=..., any NAME=VALUE) "
+                  "are refused; the operator enables them for their own runs with HYPERGVL_LOCAL_REQUESTS=1")
 _ABS_PATH = re.compile(r"(?<![\w.~])/(?:[^\s:'\"/]+/)+([^\s:'\"/]*)")
 
 
@@ -214,9 +214,14 @@ class Service:
                 raise AlreadySubmitted(f"{key[0]} at revision {key[1]} on test set {key[2]} ({key[3]}) is already on "
                                        "the leaderboard; nothing was charged")
 
-    def _check_name(self, name: str, submitter: str) -> None:
+    def _check_name(self, name: str, submitter: str, same: tuple | None = None) -> None:
         """Refuse a model name that another submitter's row, a built-in row or another's queued request shows
-        (compared by :func:`name_key`), so every row, dropdown item and legend line names one submitter's model."""
+        (compared by :func:`name_key`), so every row, dropdown item and legend line names one submitter's model.
+        A row or live request with the key ``same`` itself is refused as a duplicate (the store's message)."""
+        if same is not None:
+            for x in [*self.entries(), *(r for r in self.store.requests() if r.status in ("PENDING", "RUNNING"))]:
+                if entry_key(x) == same:
+                    raise SubmissionError(duplicate_message(x, ""))
         key = name_key(name)
         owners = {e.submitter for e in self.entries() if name_key(e.model) == key}
         owners |= {r.submitter for r in self.store.requests() if name_key(r.model) == key}
@@ -238,10 +243,14 @@ class Service:
             raise SubmissionError(f"a request names a Hub model id (org/name) or "
                                   f"{', '.join(p + ':NAME' for p in self.config.request_prefixes)}")
         local = self.config.local_requests
+        if prefix == "hf":
+            if _HUB_ID.match(rest) or (local and rest.startswith("/")):
+                return spec
+            if rest.startswith(("/", "~")):
+                raise SubmissionError(LOCAL_REQUESTS)
+            raise SubmissionError(f"{rest[:100]!r} is not a Hub model id (org/name)")
         if not local and ("=" in rest or rest.startswith(("/", ".", "~")) or "/." in rest or "\\" in rest):
             raise SubmissionError(LOCAL_REQUESTS)
-        if prefix == "hf" and not (_HUB_ID.match(rest) or (local and rest.startswith("/"))):
-            raise SubmissionError(f"{rest[:100]!r} is not a Hub model id (org/name)")
         return spec
 
     def _anonymous_budget(self, submitter: str) -> None:
@@ -295,7 +304,7 @@ class Service:
         if sub.track == "routed":
             raise SubmissionError("routed runs are submitted as uploads (the router runs where the model does)")
         testset = self._testset(sub.testset)
-        self._check_name(spec, submitter)
+        self._check_name(spec, submitter, (spec, sub.revision, testset.name, sub.full_track))
         self._rate_check(submitter)
         self._anonymous_budget(submitter)
         req = Request(model=spec, revision=sub.revision, testset=testset.name, track=sub.full_track,

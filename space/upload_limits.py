@@ -164,8 +164,10 @@ class UploadLimit:
 
         async def one_file():
             nonlocal ended
-            if ended:
-                return {"type": "http.disconnect"}
+            while ended:  # the body the app reads has ended: what more the client sends is dropped, and what the
+                message = await receive()  # app waits for is its disconnect, as without this middleware
+                if message["type"] != "http.request":
+                    return message
             message = await receive()
             if message["type"] != "http.request":
                 return message

@@ -194,6 +194,7 @@ def main(argv=None) -> int:
     p.add_argument("--poll-s", type=float, default=10.0)
     p.add_argument("--ttl-s", type=float, help="claim lifetime (renewed every third of it while running)")
     p.add_argument("--worker-id")
+    p.add_argument("--data-dir", type=Path, help="the Space's data folder (default $HYPERGVL_SPACE_DATA)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:<name> requests")
     p.add_argument("--hf-job", metavar="FLAVOR", help="instead: run one worker pass as a Hugging Face Job on this "
                    "hardware (a10g-small, a100-large, ...) against the Space's Hub store")
@@ -206,7 +207,8 @@ def main(argv=None) -> int:
                          base_url=args.base_url)
         print(f"started Hugging Face Job {getattr(job, 'id', job)} ({args.hf_job}): one worker pass")
         return 0
-    service = make_service(SpaceConfig.from_env())
+    env = dict(os.environ, **({"HYPERGVL_SPACE_DATA": str(args.data_dir)} if args.data_dir else {}))
+    service = make_service(SpaceConfig.from_env(env))
     Worker(service, args.worker_id, ttl_s=args.ttl_s, base_url=args.base_url).run(args.poll_s, args.once)
     return 0
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import io
 import socket
-import time
 
 import numpy as np
 import pytest
@@ -271,10 +270,9 @@ def test_openai_unreachable_server_fails_fast_and_clearly():
         port = probe.getsockname()[1]
     adapter = make_adapter("openai:m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, backoff=0.01,
                            max_backoff=0.02, timeout=1.0)
-    start = time.monotonic()
+    # fast by construction (refused connections, 0.01-0.02 s backoffs, 3 attempts): the count is checked, not the time
     with pytest.raises(AdapterError, match=r"no response after 3 attempts; last error: ConnectionRefusedError.*refused"):
         adapter.generate([Sample("hello")])
-    assert time.monotonic() - start < 5
 
 
 def test_openai_backoff_is_exponential_jittered_and_capped():

@@ -148,9 +148,7 @@ def build(page: Page) -> None:
     sub_btn = gr.Button("Submit", variant="primary", elem_id="sub-btn")
     sub_result = gr.Textbox(label="Result", interactive=False, elem_id="sub-result")
     sub_btn.click(submit_fn, [sub_file, sub_model, sub_link, sub_revision, sub_type, sub_params, sub_track,
-                              sub_routing, sub_set], sub_result, api_name="submit", concurrency_limit=4)
-    # several at once, so a duplicate or a refusal is answered at once; the gradings themselves take turns
-    # (Service._grading: one grading child at a time)
+                              sub_routing, sub_set], sub_result, api_name="submit", concurrency_limit=1)
 
     gr.Markdown("**Request an evaluation** of a Hub model, on the public or the hidden set: the Space's "
                 "worker runs it (PENDING -> RUNNING -> FINISHED or FAILED) through its architecture as the installed "

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 import urllib.parse
 from pathlib import Path
 
@@ -42,7 +41,8 @@ class Space:
         self.hidden = self.svc.sets.current("hidden").name
 
     def client(self, address: str) -> Client:
-        return Client(self.url, verbose=False, headers={"X-Forwarded-For": address})
+        return Client(self.url, verbose=False, headers={"X-Forwarded-For": address},
+                      httpx_kwargs={"timeout": 600})  # a hang guard only: a busy machine is slow
 
     def submit(self, address: str, path: Path, model: str, **kw) -> str:
         return self.client(address).predict(handle_file(str(path)), model, "", kw.get("revision", "main"), "open", 7,
@@ -144,7 +144,7 @@ def test_a_duplicate_is_refused_by_its_digest_without_grading_or_charge(space_se
         assert "nothing was charged" in again
         assert len(gradings) == 1  # not graded
         assert s.svc.counters.rejections("ip:10.2.0.1") == 0  # not a rejection
-        # answered while another upload holds the grading: it does not wait in line behind it
+        # answered while another grading holds the grading slot: a duplicate never waits for one
         with s.svc._grading:
             job = s.client("10.2.0.1").submit(handle_file(str(up)), "org/third", "", "main", "open", 7, "vision",
                                               "", s.public, api_name="/submit")

@@ -350,13 +350,11 @@ def _short_lines_zip(path: Path, mib: int) -> Path:
 
 
 def test_a_zip_of_256_mib_of_short_lines_costs_bounded_memory(tmp_path):
-    import time
     import tracemalloc
 
     bomb = _short_lines_zip(tmp_path / "lines.zip", 255)  # with results.json: within the 256 MiB unpacked
     assert bomb.stat().st_size < 400_000
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         with pytest.raises(SubmissionError, match="more than 100,000 lines"):
             read_upload(bomb)
@@ -364,7 +362,6 @@ def test_a_zip_of_256_mib_of_short_lines_costs_bounded_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2 ** 20, f"peak {peak / 2**20:.0f} MiB"  # today: the whole 256 MiB and a list of its lines
-    assert time.perf_counter() - start < 30
 
 
 def test_concurrent_worst_case_uploads_cost_one_grading_at_a_time(space_service, tmp_path):

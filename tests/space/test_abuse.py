@@ -269,3 +269,20 @@ def test_names_of_built_in_rows_and_of_other_submitters_are_refused(space_servic
         assert len(names) == len(set(names))
     finally:
         s.close()
+
+
+# ------------------------------------------------------------------------------------------------ Fig. 4
+def test_fig4_draws_only_the_scales_a_set_has(tmp_path, monkeypatch):
+    """A set without large problems (the Space's one-problem sets) gets no empty "large" position on Fig. 4."""
+    from hypergvl.evaluators import report
+
+    figures = []
+    monkeypatch.setattr(report, "_save", lambda fig, path: figures.append(fig))
+    groups = {"synthetic/small": {"avg_u": 50.0, "avg_r": 40.0}, "real/medium": {"avg_u": 30.0, "avg_r": None}}
+    run = {"model": {"name": "m"}, "scores": {"by_source_and_scale": groups}, "text_only": False}
+    assert report.scale_curves([run], tmp_path / "fig4.png")
+    ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in figures[0].axes]
+    assert ticks == [["small", "medium"], ["small", "medium"]]
+    groups["synthetic/large"] = {"avg_u": 10.0, "avg_r": 5.0}
+    assert report.scale_curves([run], tmp_path / "fig4.png")
+    assert [t.get_text() for t in figures[1].axes[0].get_xticklabels()] == ["small", "medium", "large"]

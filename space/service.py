@@ -324,8 +324,8 @@ class Service:
 
     # ------------------------------------------------------------------------------------------ views
     def entries(self) -> list[Entry]:
-        """The stored entries, cached until the store's version changes."""
-        version = self.store.version()
+        """The stored entries, cached until the store's entries change (:meth:`Store.entries_version`)."""
+        version = self.store.entries_version()
         with self._cache_lock:
             if self._cache.get("version") != version:
                 self._cache = {"version": version, "entries": self.store.entries(), "views": {}}

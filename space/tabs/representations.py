@@ -45,7 +45,7 @@ def representation_figures(service: Service, entry, testset: str) -> tuple[str |
 
     def compute(entries):
         d = figures_dir(service)
-        stamp = f"{service.store.version()}-{entry.id}"
+        stamp = f"{service.store.entries_version()}-{entry.id}"
         heat = d / f"heatmap-{stamp}.png"
         heatmap(_result_dict(entry), heat)
         mine = [e for e in entries if e.testset == testset and e.model == entry.model and e.track in ("vision", "text-only")]

@@ -41,7 +41,7 @@ def router_figure(service: Service, testset: str, model: str | None) -> str | No
     frame = frame[frame["Model"] == model]
     tasks = [t for t in TASK_CODES if frame[t].notna().any()]
     series = {r["Routing"]: [r[t] for t in tasks] + [r["All"]] for _, r in frame.iterrows()}
-    path = figures_dir(service) / f"router-{service.store.version()}-{abs(hash((testset, model)))}.png"
+    path = figures_dir(service) / f"router-{service.store.entries_version()}-{abs(hash((testset, model)))}.png"
     grouped_bars(path, tasks + ["All"], series, f"Routing: {model.replace('$', '')[:60]} on {testset}")
     return str(path)
 

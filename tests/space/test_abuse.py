@@ -286,3 +286,28 @@ def test_fig4_draws_only_the_scales_a_set_has(tmp_path, monkeypatch):
     groups["synthetic/large"] = {"avg_u": 10.0, "avg_r": 5.0}
     assert report.scale_curves([run], tmp_path / "fig4.png")
     assert [t.get_text() for t in figures[1].axes[0].get_xticklabels()] == ["small", "medium", "large"]
+
+
+# ------------------------------------------------------------------------------------------------ load
+def test_requests_and_claims_keep_the_leaderboard_views_cached(space_service, tmp_path):
+    """Under load every request, claim and heartbeat wrote the store's version, and every leaderboard view and figure
+    was computed again after each: the views key on the entries' own version now."""
+    from hypergvl.space.service import Submission
+
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    svc.store.add_entry(next(e for e in space_service.entries() if e.testset == public and e.track == "vision"))
+    first = svc.leaderboard_rows(public)
+    version = svc.store.version()
+    svc.request(Submission(model="hf:org/cached", testset=public), "ip:10.7.0.1")
+    claimed = svc.store.claim("w", 600)
+    svc.store.renew(claimed.id, "w", 600)
+    assert svc.store.version() != version
+    assert svc.leaderboard_rows(public) is first  # the same cached rows: nothing recomputed
+    svc.store.fail(claimed.id, "w", "offline")
+    assert svc.leaderboard_rows(public) is first
+    up = tmp_path / "samples.jsonl"
+    up.write_bytes(samples(space_service))
+    svc.submit_upload(up, Submission(model="org/new", testset=public), "ip:10.7.0.1")
+    assert svc.leaderboard_rows(public) is not first
+    assert "org/new" in {r["entry"].model for r in svc.leaderboard_rows(public)}

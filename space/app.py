@@ -88,6 +88,9 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
                       quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],
                       app_kwargs={"middleware": [limit]},
+                      # Gradio's self-check (HEAD / answered within 3 s, else "localhost is not accessible") failed
+                      # starts on a busy machine; the server runs either way, and this skips only that check
+                      _frontend=False,
                       blocked_paths=[str(data / d) for d in ("private", "builds", "uploads", "runs")]
                       + [str(data / "leaderboard.sqlite")])
     return app, url

@@ -138,6 +138,7 @@ class Service:
                                      hidden_seed=config.hidden_seed)
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
+        self._computing: dict = {}  # (views, key) -> the lock of the one computing it
         self.counters = Counters(config.data_dir / "private" / "counters.sqlite", config.rate_window_s)
         self._grading = threading.Lock()  # one grading child at a time, whatever the app's concurrency
 
@@ -336,14 +337,27 @@ class Service:
         entries = self.entries()
         with self._cache_lock:
             views = self._cache["views"] if self._cache.get("entries") is entries else {}
-        if key not in views:
-            value = compute(entries)
+            if key in views:
+                return views[key]
+            # one computation per view: visitors asking for it meanwhile wait for that one (figures cost seconds,
+            # and eight page loads drawing the same three figures at once cost eight times the CPU)
+            lock = self._computing.setdefault((id(views), key), threading.Lock())
+        with lock:
+            with self._cache_lock:
+                if key in views:
+                    return views[key]
+            try:
+                value = compute(entries)
+            except BaseException:
+                with self._cache_lock:
+                    self._computing.pop((id(views), key), None)
+                raise
             with self._cache_lock:
                 while len(views) >= MAX_VIEWS:  # the oldest view goes first: a flood of keys costs bounded memory
                     views.pop(next(iter(views)))
                 views[key] = value
+                self._computing.pop((id(views), key), None)
             return value
-        return views[key]
 
     def leaderboard_rows(self, testset: str, *, tracks=("vision", "text-only"), model_types=None, scale=None,
                          source=None, text_rep=None, visual_rep=None) -> list[dict]:

@@ -311,3 +311,25 @@ def test_requests_and_claims_keep_the_leaderboard_views_cached(space_service, tm
     svc.submit_upload(up, Submission(model="org/new", testset=public), "ip:10.7.0.1")
     assert svc.leaderboard_rows(public) is not first
     assert "org/new" in {r["entry"].model for r in svc.leaderboard_rows(public)}
+
+
+def test_a_figure_is_drawn_once_for_what_it_shows(space_service, tmp_path, monkeypatch):
+    """A new entry elsewhere (an upload on another model) does not redraw an entry's heatmap: figures are named by
+    the entries they show; the figure of a changed selection is drawn anew."""
+    import hypergvl.space.tabs.representations as reps
+
+    drawn = []
+    real = reps.heatmap
+    monkeypatch.setattr(reps, "heatmap", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    seeded = [e for e in space_service.entries() if e.testset == public and e.track in ("vision", "text-only")]
+    for e in seeded:
+        svc.store.add_entry(e)
+    first = reps.representation_figures(svc, seeded[0], public)
+    other = next(e for e in space_service.entries() if e.testset != public)
+    svc.store.add_entry(other)  # the entries' version moves: every view is computed again
+    again = reps.representation_figures(svc, seeded[0], public)
+    assert again[0] == first[0] and len(drawn) == 1  # the same heatmap file, not drawn again
+    reps.representation_figures(svc, seeded[1], public)
+    assert len(drawn) == 2  # another entry's heatmap is its own

@@ -180,9 +180,9 @@ class Service:
             # issue 43: responses a submitter uploads can be anything a program writes (solved, probed, padded),
             # so they score only on the public track; a hidden score comes from a run this server makes
             raise SubmissionError(HIDDEN_BY_REQUEST)
-        self._check_name(sub.model, submitter)
         digest = file_sha256(path)
         self._not_stored(digest, (sub.model, sub.revision, testset.name, sub.full_track))
+        self._check_name(sub.model, submitter)
         self._rate_check(submitter)
         limits = self.config.limits
         with self._grading:

@@ -14,6 +14,7 @@ rendered from user input. Configuration: :class:`hypergvl.space.service.SpaceCon
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 if __name__ == "__main__" and __package__ in (None, ""):  # run as a script: `python space/app.py`, or the Space
@@ -87,22 +88,33 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
                       max_file_size=service.config.limits.max_bytes, prevent_thread_lock=prevent_thread_lock,
                       quiet=quiet, show_error=False, allowed_paths=[str(data / "figures"), str(data / "downloads")],
                       app_kwargs={"middleware": [limit]},
+                      # Gradio's self-check (HEAD / answered within 3 s, else "localhost is not accessible") failed
+                      # starts on a busy machine; the server runs either way, and this skips only that check
+                      _frontend=False,
                       blocked_paths=[str(data / d) for d in ("private", "builds", "uploads", "runs")]
                       + [str(data / "leaderboard.sqlite")])
     return app, url
 
 
-def start(service: Service) -> dict:
+def start(service: Service, say=None) -> dict:
     """What the app does before it serves: build the test sets, seed the baselines (first start only), and re-grade
-    the entries an older scorer version graded (:mod:`hypergvl.space.rescore`); returns the re-grade report."""
+    the entries an older scorer version graded (:mod:`hypergvl.space.rescore`); returns the re-grade report.
+    ``say`` (default ``print``) gets a progress line per step, with the seconds since the start."""
+    t0 = time.monotonic()
+
+    def step(text: str) -> None:
+        (say or (lambda line: print(line, flush=True)))(f"[{time.monotonic() - t0:6.1f} s] {text}")
+
+    step(f"test sets in {service.config.data_dir.name}/ (built on a first start) ...")
     current_sets(service)
     if service.config.seed_baselines:
-        print("seeding the baselines (first start only) ...", flush=True)
-        seed(service)
+        seed(service, progress=lambda i, n, what: step(f"seeding the baselines (first start only) {i}/{n}: {what}"))
+    step("re-grading entries of older scorer versions, if any ...")
     report = rescore(service)
     if report["regraded"] or report["kept"]:
         print(f"scorer version {report['version']}: re-graded {len(report['regraded'])} entries, kept "
               f"{len(report['kept'])} as they were (listed by hypergvl space rescore)", flush=True)
+    step("starting the server ...")
     return report
 
 
@@ -112,10 +124,18 @@ def main(argv=None) -> None:
     import argparse
     import os
 
-    argparse.ArgumentParser(prog="hypergvl space serve", description=__doc__.splitlines()[0]).parse_args(argv)
-    service = make_service(SpaceConfig.from_env())
+    p = argparse.ArgumentParser(prog="hypergvl space serve", description=__doc__.splitlines()[0])
+    p.add_argument("--port", type=int, help="serve on 127.0.0.1:PORT (default: Gradio's, $GRADIO_SERVER_PORT or 7860, "
+                   "on every interface a deployed Space needs)")
+    p.add_argument("--data-dir", type=Path, help="the Space's data folder (default $HYPERGVL_SPACE_DATA, else "
+                   "space/.data in a checkout)")
+    args = p.parse_args(argv)
+    if args.port is not None and not 0 < args.port < 65536:
+        p.error(f"--port {args.port}: a port is 1 to 65535")
+    env = dict(os.environ, **({"HYPERGVL_SPACE_DATA": str(args.data_dir)} if args.data_dir else {}))
+    service = make_service(SpaceConfig.from_env(env))
     start(service)
-    launch(service, oauth=bool(os.environ.get("OAUTH_CLIENT_ID")))
+    launch(service, port=args.port, oauth=bool(os.environ.get("OAUTH_CLIENT_ID")))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ class SpaceConfig:
     upload_bytes: int = 256 * 2 ** 20   # and bytes: what the route may hold on disk per submitter (kept at most
     upload_window_s: float = 3600.0     # the window, then deleted; a graded upload is deleted at once)
     request_prefixes: tuple[str, ...] = ("hf", "openai", "baseline")
+    local_requests: bool = False        # requests may name server files (hf:/path, name:dataset=...): the operator's
+    #                                     own runs only ($HYPERGVL_LOCAL_REQUESTS=1; never on a deployed Space)
+    anonymous_requests: int = 10        # evaluation requests all anonymous submitters together may make per window
     api_models: tuple[str, ...] | None = None  # the openai:NAME models the maintainer serves (None: any name)
     claim_ttl_s: float = 600.0
     request_budget_s: float = 6 * 3600.0  # wall-clock time one evaluation request may run (then FAILED)
@@ -62,6 +65,12 @@ class SpaceConfig:
         anonymous = env.get("HYPERGVL_ANONYMOUS_UPLOADS", "")
         if anonymous not in ("", "0", "1"):
             raise ValueError("HYPERGVL_ANONYMOUS_UPLOADS must be 0 or 1")
+        local = env.get("HYPERGVL_LOCAL_REQUESTS", "")
+        if local not in ("", "0", "1"):
+            raise ValueError("HYPERGVL_LOCAL_REQUESTS must be 0 or 1")
+        if local == "1" and deployed:
+            raise ValueError("HYPERGVL_LOCAL_REQUESTS=1 is for a Space run by its operator on their own machine, "
+                             "not a deployed one (SPACE_ID is set)")
         cfg = cls(
             data_dir=Path(env.get("HYPERGVL_SPACE_DATA") or default_data_dir(env)),
             public_seed=int(env.get("HYPERGVL_PUBLIC_SEED", 0)), per_task=int(env.get("HYPERGVL_PER_TASK", 4)),
@@ -77,6 +86,8 @@ class SpaceConfig:
             upload_files=int(env.get("HYPERGVL_UPLOAD_FILES", 30)),
             upload_bytes=int(env.get("HYPERGVL_UPLOAD_BYTES", 256 * 2 ** 20)),
             request_prefixes=("hf", "openai") if deployed else ("hf", "openai", "baseline"),
+            local_requests=local == "1",
+            anonymous_requests=int(env.get("HYPERGVL_ANONYMOUS_REQUESTS", 10)),
             # deployed, an API model is one the maintainer named (none by default); locally any name is passed on
             api_models=tuple(m.strip() for m in env.get("HYPERGVL_API_MODELS", "").split(",") if m.strip())
             if deployed or env.get("HYPERGVL_API_MODELS") else None,

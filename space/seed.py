@@ -27,17 +27,19 @@ def run_dir(service: Service, testset: str, model: str, track: str) -> Path:
     return service.config.data_dir / "runs" / "seed" / testset / f"{model.replace(':', '-')}-{folder}"
 
 
-def seed(service: Service) -> int:
-    """Evaluate and store the missing baseline entries; returns how many were added."""
+def seed(service: Service, progress=None) -> int:
+    """Evaluate and store the missing baseline entries; returns how many were added. ``progress(i, n, what)`` is
+    called before each one (a first start only: a seeded store has none missing)."""
     sets = current_sets(service)
     have = {entry_key(e) for e in service.entries()}
     runs = service.config.data_dir / "runs" / "seed"
     added = 0
     jobs = [(s, m, track, None) for s in sets.values() for m, track, _ in BASELINES]
     jobs += [(sets[PUBLIC], m, f"routed:{policy}", spec) for m, policy, spec in ROUTED]
-    for testset, model, track, routing in jobs:
-        if (model, "builtin", testset.name, track) in have:
-            continue
+    jobs = [j for j in jobs if (j[1], "builtin", j[0].name, j[2]) not in have]
+    for i, (testset, model, track, routing) in enumerate(jobs, 1):
+        if progress:
+            progress(i, len(jobs), f"{model} on {testset.label} ({track})")
         out = run_dir(service, testset.name, model, track)
         if routing and "{exhaustive}" in routing:  # the oracle reads an exhaustive run (resumed if it exists)
             exhaustive = runs / testset.name / f"{model.replace(':', '-')}-vision"

@@ -23,7 +23,7 @@ from .counters import Counters
 from .isolation import run_bounded
 from .scoring import (AXES, POLICIES, TRACKS, SubmissionError, dense, grade_upload, scorer_version,
                       scoring_provenance, summarise_many)
-from .store import DuplicateError, Entry, Request, SQLiteStore, Store
+from .store import DuplicateError, Entry, Request, SQLiteStore, Store, duplicate_message, entry_key
 from .testsets import HIDDEN, PUBLIC, TestSets
 
 MODEL_TYPES = ("open", "closed")
@@ -100,6 +100,36 @@ class RateLimited(SubmissionError):
     pass
 
 
+class AlreadySubmitted(SubmissionError):
+    """A file or a (model, revision, test set, track) already on the leaderboard: recognised before grading, and
+    neither a rejection nor a submission is charged for it."""
+
+
+LOCAL_REQUESTS = ("local model paths and arguments that name server files or data (dataset=..., any NAME=VALUE) "
+                  "are refused; the operator enables them for their own runs with HYPERGVL_LOCAL_REQUESTS=1")
+_ABS_PATH = re.compile(r"(?<![\w.~])/(?:[^\s:'\"/]+/)+([^\s:'\"/]*)")
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (the digest an upload is known by)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def redact_paths(text: str) -> str:
+    """``text`` with every absolute path replaced by ``<path>/`` and its last part: an error shown to users names
+    no folder of the server."""
+    return _ABS_PATH.sub(lambda m: "<path>/" + m.group(1), text)
+
+
+def name_key(name: str) -> str:
+    """What two model names must differ in to be told apart on a page (case, width and compatibility forms not)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
 class Service:
     def __init__(self, config: SpaceConfig, store: Store | None = None, sets: TestSets | None = None):
         self.config = config
@@ -108,7 +138,9 @@ class Service:
                                      hidden_seed=config.hidden_seed)
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
+        self._computing: dict = {}  # (views, key) -> the lock of the one computing it
         self.counters = Counters(config.data_dir / "private" / "counters.sqlite", config.rate_window_s)
+        self._grading = threading.Lock()  # one grading child at a time, whatever the app's concurrency
 
     # ------------------------------------------------------------------------------------------ submissions
     def _rate_check(self, submitter: str) -> None:
@@ -131,7 +163,7 @@ class Service:
                               f"{hours:g} h; try again later")
         try:
             return work()
-        except RateLimited:
+        except (RateLimited, AlreadySubmitted):
             raise
         except Exception:
             self._rejections(submitter, add=True)
@@ -148,12 +180,18 @@ class Service:
             # issue 43: responses a submitter uploads can be anything a program writes (solved, probed, padded),
             # so they score only on the public track; a hidden score comes from a run this server makes
             raise SubmissionError(HIDDEN_BY_REQUEST)
+        digest = file_sha256(path)
+        self._not_stored(digest, (sub.model, sub.revision, testset.name, sub.full_track))
+        self._check_name(sub.model, submitter)
         self._rate_check(submitter)
         limits = self.config.limits
-        scored, sha, submitted = run_bounded(
-            grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256,
-                           self.remedy(testset)),
-            seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
+        with self._grading:
+            # again: an identical upload may have been graded and stored while this one waited
+            self._not_stored(digest, (sub.model, sub.revision, testset.name, sub.full_track))
+            scored, sha, submitted = run_bounded(
+                grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256,
+                               self.remedy(testset)),
+                seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
         self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link,
@@ -166,6 +204,67 @@ class Service:
         except DuplicateError as exc:
             raise SubmissionError(str(exc)) from None
         return entry
+
+    def _not_stored(self, digest: str, key: tuple) -> None:
+        """:class:`AlreadySubmitted` when a stored entry has this upload's digest or this key (before any grading)."""
+        for e in self.entries():
+            if e.upload_sha256 == digest:
+                raise AlreadySubmitted("this exact file was already submitted (same sha256); it is not graded or "
+                                       "stored twice, and nothing was charged")
+            if entry_key(e) == key:
+                raise AlreadySubmitted(f"{key[0]} at revision {key[1]} on test set {key[2]} ({key[3]}) is already on "
+                                       "the leaderboard; nothing was charged")
+
+    def _check_name(self, name: str, submitter: str, same: tuple | None = None) -> None:
+        """Refuse a model name that another submitter's row, a built-in row or another's queued request shows
+        (compared by :func:`name_key`), so every row, dropdown item and legend line names one submitter's model.
+        A row or live request with the key ``same`` itself is refused as a duplicate (the store's message)."""
+        if same is not None:
+            for x in [*self.entries(), *(r for r in self.store.requests() if r.status in ("PENDING", "RUNNING"))]:
+                if entry_key(x) == same:
+                    raise SubmissionError(duplicate_message(x, ""))
+        key = name_key(name)
+        owners = {e.submitter for e in self.entries() if name_key(e.model) == key}
+        owners |= {r.submitter for r in self.store.requests() if name_key(r.model) == key}
+        owners.discard(submitter)
+        if owners:
+            what = "a built-in row" if "space" in owners else "another submitter's model"
+            raise SubmissionError(f"the name {name!r} is {what} on this leaderboard; choose another name")
+
+    def request_spec(self, model: str) -> str:
+        """The worker's model spec of a request for ``model`` (``org/name`` is ``hf:org/name``), or the
+        :class:`SubmissionError` refusing it: a prefix this Space does not run, a malformed Hub id, and, unless the
+        operator set ``HYPERGVL_LOCAL_REQUESTS=1``, anything naming a server file (``hf:/path``, ``NAME=VALUE``
+        arguments such as ``dataset=``). The worker checks it again before it runs a request."""
+        spec = (model or "").strip()
+        if ":" not in spec and _HUB_ID.match(spec):
+            spec = f"hf:{spec}"
+        prefix, _, rest = spec.partition(":")
+        if prefix not in self.config.request_prefixes or not rest:
+            raise SubmissionError(f"a request names a Hub model id (org/name) or "
+                                  f"{', '.join(p + ':NAME' for p in self.config.request_prefixes)}")
+        local = self.config.local_requests
+        if prefix == "hf":
+            if _HUB_ID.match(rest) or (local and rest.startswith("/")):
+                return spec
+            if rest.startswith(("/", "~")):
+                raise SubmissionError(LOCAL_REQUESTS)
+            raise SubmissionError(f"{rest[:100]!r} is not a Hub model id (org/name)")
+        if not local and ("=" in rest or rest.startswith(("/", ".", "~")) or "/." in rest or "\\" in rest):
+            raise SubmissionError(LOCAL_REQUESTS)
+        return spec
+
+    def _anonymous_budget(self, submitter: str) -> None:
+        """Anonymous requests (an address as the submitter) share one budget per window, so a new address does not
+        bring a fresh quota: each request costs the operator accelerator hours."""
+        if not submitter.startswith("ip:"):
+            return
+        since = time.time() - self.config.rate_window_s
+        used = sum(1 for r in self.store.requests() if r.submitter.startswith("ip:") and r.created >= since)
+        if used >= self.config.anonymous_requests:
+            hours = self.config.rate_window_s / 3600
+            raise RateLimited(f"rate limit: anonymous requests share {self.config.anonymous_requests} per {hours:g} "
+                              "h on this Space, all used; log in or try again later")
 
     def remedy(self, testset) -> str:
         """The commands that answer the public set, for a refusal of a run answered on another one (an upload is
@@ -182,11 +281,7 @@ class Service:
         entry can be re-graded from them; returns their sha256. A crash before the store's commit leaves only a
         harmless file."""
         if sha is None:
-            h = hashlib.sha256()
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    h.update(block)
-            sha = h.hexdigest()
+            sha = file_sha256(path)
         target = self.raw_path(sha)
         target.parent.mkdir(parents=True, exist_ok=True)
         if not target.exists():
@@ -199,16 +294,8 @@ class Service:
         return self._counted(submitter, lambda: self._request(sub, submitter))
 
     def _request(self, sub: Submission, submitter: str) -> Request:
-        spec = (sub.model or "").strip()
-        if ":" not in spec and _HUB_ID.match(spec):
-            spec = f"hf:{spec}"
+        spec = self.request_spec(sub.model)
         prefix, _, rest = spec.partition(":")
-        if prefix not in self.config.request_prefixes or not rest:
-            raise SubmissionError(f"a request names a Hub model id (org/name) or {', '.join(p + ':NAME' for p in self.config.request_prefixes)}")
-        if prefix == "hf" and not (_HUB_ID.match(rest) or rest.startswith("/")):
-            raise SubmissionError(f"{rest!r} is not a Hub model id (org/name)")
-        if prefix == "hf" and rest.startswith("/") and "baseline" not in self.config.request_prefixes:
-            raise SubmissionError("local model paths are not accepted")
         api = self.config.api_models
         if prefix == "openai" and api is not None and rest not in api:
             raise SubmissionError(f"this Space runs these API models: {', '.join(api)}" if api else
@@ -218,7 +305,9 @@ class Service:
         if sub.track == "routed":
             raise SubmissionError("routed runs are submitted as uploads (the router runs where the model does)")
         testset = self._testset(sub.testset)
+        self._check_name(spec, submitter, (spec, sub.revision, testset.name, sub.full_track))
         self._rate_check(submitter)
+        self._anonymous_budget(submitter)
         req = Request(model=spec, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link or rest,
                       submitter=submitter)
@@ -236,8 +325,8 @@ class Service:
 
     # ------------------------------------------------------------------------------------------ views
     def entries(self) -> list[Entry]:
-        """The stored entries, cached until the store's version changes."""
-        version = self.store.version()
+        """The stored entries, cached until the store's entries change (:meth:`Store.entries_version`)."""
+        version = self.store.entries_version()
         with self._cache_lock:
             if self._cache.get("version") != version:
                 self._cache = {"version": version, "entries": self.store.entries(), "views": {}}
@@ -248,14 +337,27 @@ class Service:
         entries = self.entries()
         with self._cache_lock:
             views = self._cache["views"] if self._cache.get("entries") is entries else {}
-        if key not in views:
-            value = compute(entries)
+            if key in views:
+                return views[key]
+            # one computation per view: visitors asking for it meanwhile wait for that one (figures cost seconds,
+            # and eight page loads drawing the same three figures at once cost eight times the CPU)
+            lock = self._computing.setdefault((id(views), key), threading.Lock())
+        with lock:
+            with self._cache_lock:
+                if key in views:
+                    return views[key]
+            try:
+                value = compute(entries)
+            except BaseException:
+                with self._cache_lock:
+                    self._computing.pop((id(views), key), None)
+                raise
             with self._cache_lock:
                 while len(views) >= MAX_VIEWS:  # the oldest view goes first: a flood of keys costs bounded memory
                     views.pop(next(iter(views)))
                 views[key] = value
+                self._computing.pop((id(views), key), None)
             return value
-        return views[key]
 
     def leaderboard_rows(self, testset: str, *, tracks=("vision", "text-only"), model_types=None, scale=None,
                          source=None, text_rep=None, visual_rep=None) -> list[dict]:
@@ -375,4 +477,4 @@ def make_service(config: SpaceConfig, store: Store | None = None) -> Service:
     return Service(config, store)
 
 
-__all__ = ["make_service", "Submission", "Service", "RateLimited", "current_sets", "spreadsheet_safe", "MODEL_TYPES"]
+__all__ = ["make_service", "Submission", "Service", "RateLimited", "AlreadySubmitted", "redact_paths", "file_sha256", "current_sets", "spreadsheet_safe", "MODEL_TYPES"]

@@ -161,6 +161,11 @@ class Store(ABC):
     def version(self) -> str:
         """Changes whenever an entry or request is written: a reader's cache key."""
 
+    def entries_version(self) -> str:
+        """Changes whenever an entry is written (not when only requests change): the leaderboard views' cache key,
+        so a request, a claim or a heartbeat does not make every view and figure be computed again."""
+        return self.version()
+
     @abstractmethod
     def add_request(self, request: Request) -> None:
         """Queue a request as PENDING; :class:`DuplicateError` when an equal one is pending, running or finished,
@@ -230,6 +235,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS requests_live ON requests (model, revision, te
     WHERE status IN ('PENDING', 'RUNNING', 'FINISHED');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('version', 0);
+INSERT OR IGNORE INTO meta VALUES ('entries_version', 0);
 """
 
 
@@ -263,8 +269,8 @@ class SQLiteStore(Store):
         self.path = self._db.path
 
     class _Tx:
-        def __init__(self, db: sqlite3.Connection):
-            self.db = db
+        def __init__(self, db: sqlite3.Connection, entries: bool):
+            self.db, self.entries = db, entries
 
         def __enter__(self) -> sqlite3.Connection:
             self.db.execute("BEGIN IMMEDIATE")
@@ -273,13 +279,16 @@ class SQLiteStore(Store):
         def __exit__(self, kind, exc, tb):
             if kind is None:
                 self.db.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
+                if self.entries:
+                    self.db.execute("UPDATE meta SET value = value + 1 WHERE key = 'entries_version'")
                 self.db.execute("COMMIT")
             else:
                 self.db.execute("ROLLBACK")
             return False
 
-    def _write(self) -> "SQLiteStore._Tx":
-        return self._Tx(self._db())
+    def _write(self, *, entries: bool = False) -> "SQLiteStore._Tx":
+        """A write transaction; ``entries``: it changes the entries (their version moves too)."""
+        return self._Tx(self._db(), entries)
 
     # ------------------------------------------------------------------------------------------ entries
     def _insert_entry(self, db: sqlite3.Connection, e: Entry) -> None:
@@ -291,11 +300,11 @@ class SQLiteStore(Store):
             raise DuplicateError(duplicate_message(e, str(exc))) from None
 
     def add_entry(self, entry: Entry) -> None:
-        with self._write() as db:
+        with self._write(entries=True) as db:
             self._insert_entry(db, entry)
 
     def update_entry(self, entry: Entry) -> None:
-        with self._write() as db:
+        with self._write(entries=True) as db:
             old = db.execute("SELECT model, revision, testset, track, upload_sha256 FROM entries WHERE id = ?",
                              (entry.id,)).fetchone()
             if old is None:
@@ -310,6 +319,10 @@ class SQLiteStore(Store):
 
     def version(self) -> str:
         (v,) = self._db().execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        return str(v)
+
+    def entries_version(self) -> str:
+        (v,) = self._db().execute("SELECT value FROM meta WHERE key = 'entries_version'").fetchone()
         return str(v)
 
     # ------------------------------------------------------------------------------------------ requests
@@ -366,7 +379,7 @@ class SQLiteStore(Store):
             return True
 
     def finish(self, request_id: str, worker: str, entry: Entry) -> bool:
-        with self._write() as db:
+        with self._write(entries=True) as db:
             r = self._mine(db, request_id, worker, late_ok=True)
             if r is None:
                 return False

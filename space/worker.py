@@ -49,7 +49,7 @@ from hypergvl.vqa import TEXT_ONLY
 from .scoring import parse_samples, score, scorer_version, scoring_provenance
 from .config import SpaceConfig
 from .isolation import run_bounded
-from .service import Service, make_service
+from .service import Service, make_service, redact_paths
 from .store import Entry, Request
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,7 @@ class Worker:
         try:
             if req.model.partition(":")[0] not in self.service.config.request_prefixes:
                 raise RuntimeError(f"{req.model}: this Space does not run such models")
+            self.service.request_spec(req.model)  # queued before a rule, or written into the store by other means
             entry = evaluate_to_entry(
                 self.service, req.model, req.testset, req.track, self.service.config.data_dir / "runs" / req.id,
                 model_options=self._options(req), revision=req.revision, model_type=req.model_type,
@@ -135,7 +136,7 @@ class Worker:
             if not self.service.store.finish(req.id, self.id, entry):
                 log.warning("%s: %s was taken over by another worker; its result is kept there", self.id, req.id)
         except Exception as exc:  # noqa: BLE001 - shown to the user on the queue panel
-            message = " ".join(f"{type(exc).__name__}: {exc}".split())
+            message = redact_paths(" ".join(f"{type(exc).__name__}: {exc}".split()))  # no server folder shown
             self.service.store.fail(req.id, self.id, message[:500])
         # an interrupt (Ctrl-C, SIGTERM) leaves the claim to expire: the request returns to PENDING
         finally:
@@ -193,6 +194,7 @@ def main(argv=None) -> int:
     p.add_argument("--poll-s", type=float, default=10.0)
     p.add_argument("--ttl-s", type=float, help="claim lifetime (renewed every third of it while running)")
     p.add_argument("--worker-id")
+    p.add_argument("--data-dir", type=Path, help="the Space's data folder (default $HYPERGVL_SPACE_DATA)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:<name> requests")
     p.add_argument("--hf-job", metavar="FLAVOR", help="instead: run one worker pass as a Hugging Face Job on this "
                    "hardware (a10g-small, a100-large, ...) against the Space's Hub store")
@@ -205,7 +207,8 @@ def main(argv=None) -> int:
                          base_url=args.base_url)
         print(f"started Hugging Face Job {getattr(job, 'id', job)} ({args.hf_job}): one worker pass")
         return 0
-    service = make_service(SpaceConfig.from_env())
+    env = dict(os.environ, **({"HYPERGVL_SPACE_DATA": str(args.data_dir)} if args.data_dir else {}))
+    service = make_service(SpaceConfig.from_env(env))
     Worker(service, args.worker_id, ttl_s=args.ttl_s, base_url=args.base_url).run(args.poll_s, args.once)
     return 0
 

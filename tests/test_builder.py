@@ -148,9 +148,8 @@ def test_push_offline_fails_at_once(built, capsys, monkeypatch):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    start = time.time()
     assert main(["push", str(built), "--repo-id", "org/hypergvl"]) == 2
-    assert "HF_HUB_OFFLINE" in capsys.readouterr().err and time.time() - start < 5
+    assert "HF_HUB_OFFLINE" in capsys.readouterr().err
     assert main(["push", str(built.parent), "--repo-id", "org/x"]) == 2
 
 

@@ -2,6 +2,9 @@
 representation heatmap, and Figures 3 (LVLM vs its text-only run) and 4 (accuracy by scale). Public sets only."""
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import gradio as gr
 import pandas as pd
 
@@ -43,17 +46,22 @@ def representation_figures(service: Service, entry, testset: str) -> tuple[str |
     public_only(service, testset)
     public_only(service, entry.testset)
 
+    def named(kind: str, shown) -> Path:
+        """A figure's file, named by the entries it shows (and their scorer versions): drawn once, whatever else
+        the store holds (matplotlib costs a visitor seconds)."""
+        digest = hashlib.sha256(repr([(e.id, e.scorer_version) for e in shown]).encode()).hexdigest()[:24]
+        return figures_dir(service) / f"{kind}-{digest}.png"
+
     def compute(entries):
-        d = figures_dir(service)
-        stamp = f"{service.store.version()}-{entry.id}"
-        heat = d / f"heatmap-{stamp}.png"
-        heatmap(_result_dict(entry), heat)
+        heat = named("heatmap", [entry])
+        if not heat.exists():
+            heatmap(_result_dict(entry), heat)
         mine = [e for e in entries if e.testset == testset and e.model == entry.model and e.track in ("vision", "text-only")]
-        fig3 = d / f"fig3-{stamp}.png"
-        fig3_ok = lvlm_vs_llm([_result_dict(e) for e in mine], fig3)
-        fig4 = d / f"fig4-{stamp}.png"
+        fig3 = named("fig3", mine)
+        fig3_ok = fig3.exists() or lvlm_vs_llm([_result_dict(e) for e in mine], fig3)
         vis = [e for e in entries if e.testset == testset and e.track == "vision"][:8]
-        fig4_ok = scale_curves([_result_dict(e) for e in vis], fig4)
+        fig4 = named("fig4", vis)
+        fig4_ok = fig4.exists() or scale_curves([_result_dict(e) for e in vis], fig4)
         return str(heat), str(fig3) if fig3_ok else None, str(fig4) if fig4_ok else None
 
     return service.view(("repfig", entry.id, testset), compute)

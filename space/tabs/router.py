@@ -2,6 +2,9 @@
 sets only."""
 from __future__ import annotations
 
+import hashlib
+import json
+
 import gradio as gr
 import pandas as pd
 
@@ -41,8 +44,12 @@ def router_figure(service: Service, testset: str, model: str | None) -> str | No
     frame = frame[frame["Model"] == model]
     tasks = [t for t in TASK_CODES if frame[t].notna().any()]
     series = {r["Routing"]: [r[t] for t in tasks] + [r["All"]] for _, r in frame.iterrows()}
-    path = figures_dir(service) / f"router-{service.store.version()}-{abs(hash((testset, model)))}.png"
-    grouped_bars(path, tasks + ["All"], series, f"Routing: {model.replace('$', '')[:60]} on {testset}")
+    title = f"Routing: {model.replace('$', '')[:60]} on {testset}"
+    # named by what it shows: drawn once (matplotlib costs a visitor seconds), whatever else the store holds
+    digest = hashlib.sha256(json.dumps([tasks, series, title], default=str).encode()).hexdigest()[:24]
+    path = figures_dir(service) / f"router-{digest}.png"
+    if not path.exists():
+        grouped_bars(path, tasks + ["All"], series, title)
     return str(path)
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from hypergvl.atomic import atomic_path
 
 from ..scoring import POLICIES, SubmissionError
-from ..service import MODEL_TYPES, Service, Submission
+from ..service import MODEL_TYPES, Service, Submission, redact_paths
 from ..testsets import HIDDEN, PUBLIC
 from ..upload_limits import submitter_name
 from .base import Page, register_tab
@@ -21,7 +21,8 @@ from .leaderboard import scored_from
 
 def queue_frame(service: Service) -> pd.DataFrame:
     rows = [{"Status": r.status, "Model": r.model, "Revision": r.revision, "Test set": r.testset, "Track": r.track,
-             "Submitted": time.strftime("%Y-%m-%d %H:%M", time.gmtime(r.created)), "Error": r.error or ""}
+             "Submitted": time.strftime("%Y-%m-%d %H:%M", time.gmtime(r.created)),
+             "Error": redact_paths(r.error or "")}
             for r in reversed(service.store.requests())]
     return pd.DataFrame(rows, columns=["Status", "Model", "Revision", "Test set", "Track", "Submitted", "Error"])
 
@@ -80,7 +81,7 @@ def build(page: Page) -> None:
                              num_parameters=params or None, link=link, revision=revision)  # 0 = not given
             entry = service.submit_upload(getattr(file, "name", file), sub, submitter_of(request, profile))
         except SubmissionError as exc:
-            return f"Rejected: {exc}"
+            return f"Rejected: {redact_paths(str(exc))}"
         except Exception as exc:  # noqa: BLE001 - never a traceback page
             return f"Rejected: the upload could not be read ({type(exc).__name__})"
         finally:
@@ -96,7 +97,7 @@ def build(page: Page) -> None:
                              num_parameters=params or None, link=link, revision=revision)
             req = service.request(sub, submitter_of(request, profile))
         except SubmissionError as exc:
-            return f"Rejected: {exc}", queue_frame(service)
+            return f"Rejected: {redact_paths(str(exc))}", queue_frame(service)
         return f"Queued: {req.model} at {req.revision} on {req.testset} ({req.track}), PENDING.", queue_frame(service)
 
     if oauth:  # gradio injects the profile by annotation only

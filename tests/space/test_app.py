@@ -66,7 +66,7 @@ def test_submit_rescored_refused_and_shown(app, tmp_path):
 
     svc, url = app
     public = svc.sets.current("public").name
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})  # a hang guard: a busy machine is slow
     good, want = variant(svc, tmp_path, 3)
     msg = client.predict(*submit_args(good, "org/good", public), api_name="/submit")
     assert msg.startswith("Accepted") and f"accuracy {want:.2f}" in msg
@@ -88,7 +88,7 @@ def test_oversized_upload_and_private_files(app, tmp_path):
     svc, url = app
     big = tmp_path / "big.jsonl"
     big.write_bytes(b" " * 1_100_000)
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})  # a hang guard: a busy machine is slow
     with pytest.raises(ValueError, match="exceeds the maximum file size"):
         client.predict(*submit_args(big, "org/big", svc.sets.current("public").name), api_name="/submit")
     assert post_upload(url, big.read_bytes())[0] == 413
@@ -111,7 +111,7 @@ def test_fifty_concurrent_submissions_then_duplicates(space_service, tmp_path):
     try:
         public = svc.sets.current("public").name
         files = [variant(svc, tmp_path, k) for k in range(50)]
-        client = Client(url, verbose=False)
+        client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})  # a hang guard: a busy machine is slow
         jobs = [client.submit(*submit_args(p, f"org/m{k}", public), api_name="/submit") for k, (p, _) in enumerate(files)]
         results = [j.result(timeout=600) for j in jobs]
         assert all(r.startswith("Accepted") for r in results), [r for r in results if not r.startswith("Accepted")][:3]
@@ -154,7 +154,7 @@ def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tm
     public = space_service.sets.current("public").name
     files = [variant(space_service, tmp_path, k)[0] for k in range(40)]
     proc = _start(data, port)
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})  # a hang guard: a busy machine is slow
     jobs = [client.submit(*submit_args(p, f"org/k{k}", public), api_name="/submit") for k, p in enumerate(files)]
     def finished() -> dict[str, str]:
         out = {}
@@ -187,7 +187,7 @@ def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tm
         assert decode_cells(d["cells"])[:, 5].sum() == 420 and d["num_samples"] == 420
     proc = _start(data, port)
     try:
-        client = Client(url, verbose=False)
+        client = Client(url, verbose=False, httpx_kwargs={"timeout": 600})  # a hang guard: a busy machine is slow
         outcomes = [client.predict(*submit_args(p, f"org/k{k}", public), api_name="/submit") for k, p in enumerate(files)]
         for k, msg in enumerate(outcomes):  # stored ones are duplicates now, absent ones go in: nothing half-done
             assert msg.startswith("Rejected" if f"org/k{k}" in uploaded else "Accepted"), (k, msg)

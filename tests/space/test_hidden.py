@@ -175,7 +175,7 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
             up = jsonl(tmp_path / f"attack-{kind}.jsonl", records)
             assert app.client.predict(*args(up, "org/attacker", s.name), api_name="/submit").startswith("Accepted")
         else:  # a hidden-set entry is a run the server made: a model answering `Ans: k` on pair k
-            server_entry(app.svc, s.name, records, "org/attacker", "ip:attacker")
+            server_entry(app.svc, s.name, records, "org/attacker", "ip:127.0.0.1")  # the attacker, who also uploads below
         answers = {}
         for m, (t, _, _, ref) in index.meta.items():
             a = _integer(json.loads(ref)["answer"])
@@ -350,13 +350,11 @@ def _short_lines_zip(path: Path, mib: int) -> Path:
 
 
 def test_a_zip_of_256_mib_of_short_lines_costs_bounded_memory(tmp_path):
-    import time
     import tracemalloc
 
     bomb = _short_lines_zip(tmp_path / "lines.zip", 255)  # with results.json: within the 256 MiB unpacked
     assert bomb.stat().st_size < 400_000
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         with pytest.raises(SubmissionError, match="more than 100,000 lines"):
             read_upload(bomb)
@@ -364,7 +362,6 @@ def test_a_zip_of_256_mib_of_short_lines_costs_bounded_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 * 2 ** 20, f"peak {peak / 2**20:.0f} MiB"  # today: the whole 256 MiB and a list of its lines
-    assert time.perf_counter() - start < 30
 
 
 def test_concurrent_worst_case_uploads_cost_one_grading_at_a_time(space_service, tmp_path):

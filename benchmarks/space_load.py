@@ -1,0 +1,383 @@
+"""The leaderboard Space under load: simulated visitors, submitters and the worker, driven by Locust.
+
+The Space is started as its own process (``hypergvl space serve --port P --data-dir D``), its worker as another
+(``hypergvl space worker --data-dir D``), and Locust (``pip install -e .[bench]``) runs in this process:
+
+* **visitors** open the page (``GET /`` and every event the page fires at load, as the browser does: the queued ones
+  through ``/gradio_api/queue/join`` and the event stream, the others through ``/gradio_api/run/predict``), then
+  browse: every listener of every tab (Leaderboard filters with random choices, Representations, Router, Browse,
+  the queue), 0.5 to 2 s apart;
+* **submitters** (one per 10 visitors) upload a run through Gradio's upload route and submit it (each a new file,
+  re-scored), or request an evaluation for the worker (which fails it: no model is reachable offline, so the
+  worker's pass is short);
+* at the start of each level, one **worst-case upload** (the public set, every response ~19,000 characters of the
+  grader's worst case, as ``tests/space/test_isolation.py``) is submitted and graded while the visitors browse.
+
+For each level (10, 50, 100 concurrent visitors by default) it reports p50/p95/p99 per endpoint (an event's time
+is its whole round trip: join, queue, run, result), the error rate, and the server's memory (its process and its
+children: idle before the level, and the peak while the worst case is graded). The load generator runs on the same
+machine as the Space: on a 2-core machine it takes cores the Space would have.
+
+    .venv/bin/python benchmarks/space_load.py [--visitors 10 50 100] [--duration 60] [--per-task 4]
+        [--data-dir DIR] [--out benchmarks/results/space_load.md]
+    .venv/bin/python benchmarks/space_load.py --smoke     # 2 visitors, 5 s, the one-problem sets: seconds
+"""
+from __future__ import annotations
+
+from gevent import monkey  # locust's own dependency; its users are greenlets: patched before ssl is imported
+
+monkey.patch_all()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import gevent  # noqa: E402
+import psutil  # noqa: E402
+import requests  # noqa: E402
+from locust import HttpUser, between, events, task  # noqa: E402
+from locust.env import Environment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL = "50 visitors: p95 < 1 s, p99 < 2 s, no errors, while a worst-case upload is graded"
+
+
+class Gradio:
+    """The app's config (``/config``) and the two ways the browser runs an event."""
+
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+        cfg = requests.get(f"{self.url}/config", timeout=60).json()
+        self.components = {c["id"]: c for c in cfg["components"]}
+        self.deps = cfg["dependencies"]
+        self.loads = [d for d in self.deps if any(t[1] == "load" for t in d["targets"])]
+        self.browse = [d for d in self.deps if d not in self.loads and d.get("api_name") not in ("submit", "request")
+                       and not any(t[1] == "tick" for t in d["targets"])]
+        self.by_api = {d.get("api_name"): d for d in self.deps}
+
+    def name(self, dep: dict) -> str:
+        api = dep.get("api_name")
+        if api and not str(api).startswith(("false", "lambda")):
+            return f"/{api}"
+        target, event = dep["targets"][0]
+        elem = self.components.get(target, {}).get("props", {}).get("elem_id") or f"#{target}"
+        return f"{elem}.{event}" if event != "load" else f"page load #{dep['id']}"
+
+    def values(self, dep: dict, vary: bool) -> list:
+        """The inputs' default values; ``vary``: a random choice for the component the visitor changed (a radio,
+        dropdown or checkbox group), or for the filters of the Leaderboard's button on the public set (a hidden
+        set refuses filters, as a visitor is told)."""
+        out = []
+        target = dep["targets"][0][0]
+        for n, i in enumerate(dep["inputs"]):
+            props = self.components[i].get("props", {})
+            value, choices = props.get("value"), [c[1] if isinstance(c, list) else c for c in props.get("choices") or []]
+            varied = i == target or (dep.get("api_name") == "leaderboard" and n > 0)
+            if vary and varied and choices:
+                if isinstance(value, list):
+                    value = random.sample(choices, k=random.randint(1, len(choices)))
+                else:
+                    value = random.choice(choices)
+            out.append(value)
+        return out
+
+    def run(self, session: requests.Session, dep: dict, data: list, session_hash: str) -> None:
+        """Run one event as the browser does; raises on an error reply."""
+        body = {"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0], "session_hash": session_hash,
+                "event_data": None}
+        if dep.get("queue") is False:
+            r = session.post(f"{self.url}/gradio_api/run/predict", json=body, timeout=300)
+            r.raise_for_status()
+            return
+        r = session.post(f"{self.url}/gradio_api/queue/join", json=body, timeout=300)
+        r.raise_for_status()
+        event = r.json()["event_id"]
+        with session.get(f"{self.url}/gradio_api/queue/data", params={"session_hash": session_hash}, stream=True,
+                         timeout=300) as stream:
+            for line in stream.iter_lines(chunk_size=None):  # as it arrives (SSE lines are short)
+                if not line.startswith(b"data:"):
+                    continue
+                msg = json.loads(line[5:])
+                if msg.get("event_id") == event and msg.get("msg") == "process_completed":
+                    if not msg.get("success"):
+                        raise RuntimeError(str(msg.get("output"))[:200])
+                    return
+                if msg.get("msg") == "close_stream":
+                    break
+        raise RuntimeError("the event stream ended without the event's result")
+
+
+def timed(environment, name: str, fn) -> None:
+    """``fn()`` recorded in Locust's statistics under ``name`` (its whole time; an exception is a failure)."""
+    start = time.perf_counter()
+    exc = None
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - every failure is counted, none stops the run
+        exc = e
+    except BaseException:  # the level ended with the event in flight: counted, as a failure, with its time so far
+        environment.events.request.fire(request_type="EVENT", name=name, response_length=0, context={},
+                                        response_time=(time.perf_counter() - start) * 1e3,
+                                        exception=RuntimeError("still running when the level ended"))
+        raise
+    environment.events.request.fire(request_type="EVENT", name=name, response_time=(time.perf_counter() - start) * 1e3,
+                                    response_length=0, exception=exc, context={})
+
+
+class Visitor(HttpUser):
+    """Opens the page, then browses every tab's listeners."""
+
+    wait_time = between(0.5, 2.0)
+    gradio: Gradio = None  # set by the runner
+
+    def on_start(self):
+        self.session = requests.Session()
+        self.hash = uuid.uuid4().hex[:11]
+        self.page()
+
+    def page(self):
+        def load():
+            self.session.get(self.gradio.url + "/", timeout=300).raise_for_status()
+            for dep in self.gradio.loads:
+                timed(self.environment, self.gradio.name(dep),
+                      lambda dep=dep: self.gradio.run(self.session, dep, self.gradio.values(dep, False), self.hash))
+        timed(self.environment, "page (GET / and its load events)", load)
+
+    @task(1)
+    def reload(self):
+        self.hash = uuid.uuid4().hex[:11]
+        self.page()
+
+    @task(6)
+    def browse(self):
+        dep = random.choice(self.gradio.browse)
+        timed(self.environment, self.gradio.name(dep),
+              lambda: self.gradio.run(self.session, dep, self.gradio.values(dep, True), self.hash))
+
+
+class Submitter(HttpUser):
+    """Uploads a run and submits it (a new file each time), or requests an evaluation; one per 10 visitors, every
+    2 to 5 s (far above the 5 a day a submitter may make: the benchmark lifts the Space's quotas)."""
+
+    wait_time = between(2.0, 5.0)
+    gradio: Gradio = None
+    run_lines: list[dict] = []
+    public: str = ""
+
+    def on_start(self):
+        self.session = requests.Session()
+        self.hash = uuid.uuid4().hex[:11]
+
+    @task(2)
+    def upload(self):
+        k = uuid.uuid4().hex[:8]
+        lines = [dict(r) for r in self.run_lines]
+        lines[0]["response"] = f"{lines[0]['response']} {k}"  # a new file: a new digest
+        data = "".join(json.dumps(r) + "\n" for r in lines).encode()
+
+        def go():
+            r = self.session.post(f"{self.gradio.url}/gradio_api/upload", files={"files": ("samples.jsonl", data)},
+                                  timeout=300)
+            r.raise_for_status()
+            path = r.json()[0]
+            dep = self.gradio.by_api["submit"]
+            payload = {"path": path, "meta": {"_type": "gradio.FileData"}, "orig_name": "samples.jsonl"}
+            self.gradio.run(self.session, dep, [payload, f"bench/{k}", "", "main", "open", 7, "vision", "",
+                                                self.public], self.hash)
+        timed(self.environment, "upload + /submit", go)
+
+    @task(1)
+    def request(self):
+        dep = self.gradio.by_api["request"]
+        data = [f"bench/model-{uuid.uuid4().hex[:8]}", "", "main", "open", 7, "vision", self.public]
+        timed(self.environment, "/request", lambda: self.gradio.run(self.session, dep, data, self.hash))
+
+
+def worst_case(lines: list[dict], path: Path, tag: str, chars: int = 19_000) -> Path:
+    """The run with every response a distinct worst case of the grader (tests/space/test_isolation.py's)."""
+    with open(path, "w") as f:
+        for i, r in enumerate(lines):
+            r = {k: v for k, v in r.items() if k != "correct"}
+            r["response"] = f"{tag}v{i}" + " 1" * (chars // 2)
+            f.write(json.dumps(r) + "\n")
+    return path
+
+
+def tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def start_space(data: Path, port: int, per_task: int, log) -> subprocess.Popen:
+    env = dict(os.environ, HYPERGVL_PER_TASK=str(per_task), HF_HUB_OFFLINE="1",
+               # the benchmark's submitters are one address: its quotas would refuse them after a few
+               HYPERGVL_RATE_LIMIT="100000", HYPERGVL_REJECT_LIMIT="100000", HYPERGVL_UPLOAD_FILES="100000",
+               HYPERGVL_UPLOAD_BYTES=str(2 ** 40), HYPERGVL_ANONYMOUS_REQUESTS="100000",
+               HYPERGVL_SPACE_STUDIES=os.environ.get("HYPERGVL_SPACE_STUDIES", str(ROOT / "space" / "seed_studies")))
+    return subprocess.Popen([sys.executable, "-m", "hypergvl.space.app", "--port", str(port), "--data-dir", str(data)],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float, worst: Path | None) -> dict:
+    env = Environment(user_classes=[Visitor, Submitter], events=events, host=gradio.url)
+    runner = env.create_local_runner()
+    idle = tree_rss(server)
+    peak = [idle]
+    graded = {}
+
+    def sample():
+        while True:
+            peak[0] = max(peak[0], tree_rss(server))
+            gevent.sleep(0.25)
+
+    def grade_worst():
+        s = requests.Session()
+        start = time.perf_counter()
+        try:
+            r = s.post(f"{gradio.url}/gradio_api/upload", files={"files": ("samples.jsonl", worst.read_bytes())},
+                       timeout=600)
+            r.raise_for_status()
+            payload = {"path": r.json()[0], "meta": {"_type": "gradio.FileData"}, "orig_name": "samples.jsonl"}
+            gradio.run(s, gradio.by_api["submit"], [payload, f"bench/worst-{worst.stem}", "", "main", "open", 7,
+                                                    "vision", "", Submitter.public], uuid.uuid4().hex[:11])
+            graded["seconds"] = time.perf_counter() - start
+        except Exception as exc:  # noqa: BLE001
+            graded["error"] = f"{type(exc).__name__}: {exc}"[:200]
+
+    sampler = gevent.spawn(sample)
+    submitters = max(1, visitors // 10)
+    runner.start(visitors + submitters, spawn_rate=max(1.0, (visitors + submitters) / 5))
+    grader = gevent.spawn(grade_worst) if worst else None
+    gevent.sleep(duration)
+    runner.quit()
+    if grader:
+        grader.join(timeout=600)
+    sampler.kill()
+    stats = env.stats
+    rows = []
+    for (name, _), e in sorted(stats.entries.items()):
+        rows.append({"endpoint": name, "n": e.num_requests, "errors": e.num_failures,
+                     "p50": e.get_response_time_percentile(0.5) / 1e3, "p95": e.get_response_time_percentile(0.95) / 1e3,
+                     "p99": e.get_response_time_percentile(0.99) / 1e3})
+    t = stats.total
+    errors = [f"{e.name}: {e.error}"[:160] for e in stats.errors.values()][:5]
+    return {"visitors": visitors, "submitters": submitters, "duration_s": duration, "rows": rows,
+            "total": {"n": t.num_requests, "errors": t.num_failures, "error_rate": t.fail_ratio,
+                      "p50": t.get_response_time_percentile(0.5) / 1e3, "p95": t.get_response_time_percentile(0.95) / 1e3,
+                      "p99": t.get_response_time_percentile(0.99) / 1e3},
+            "memory_mib": {"idle": idle / 2 ** 20, "peak_while_grading": peak[0] / 2 ** 20},
+            "worst_case": graded, "error_samples": errors}
+
+
+def report(results: list[dict], command: str) -> str:
+    out = ["# The Space under load (benchmarks/space_load.py)", "", f"Command: `{command}`", "",
+           "The Space, its worker and Locust ran on one shared 2-core machine (other jobs running): the load "
+           f"generator takes cores the Space would have. Goal: {GOAL}.", ""]
+    out += ["| visitors | events | error rate | p50 s | p95 s | p99 s | server MiB idle | peak while the worst case "
+            "is graded | worst case graded in |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        t, m, w = r["total"], r["memory_mib"], r["worst_case"]
+        out.append(f"| {r['visitors']} | {t['n']} | {t['error_rate']:.1%} | {t['p50']:.2f} | {t['p95']:.2f} | "
+                   f"{t['p99']:.2f} | {m['idle']:.0f} | {m['peak_while_grading']:.0f} | "
+                   f"{w.get('seconds', 0):.0f} s{' ' + w['error'] if 'error' in w else ''} |")
+    for r in results:
+        out += ["", f"## {r['visitors']} visitors, {r['submitters']} submitters, {r['duration_s']:.0f} s", "",
+                "| endpoint | n | errors | p50 s | p95 s | p99 s |", "|---|---|---|---|---|---|"]
+        out += [f"| {x['endpoint']} | {x['n']} | {x['errors']} | {x['p50']:.2f} | {x['p95']:.2f} | {x['p99']:.2f} |"
+                for x in r["rows"]]
+        if r["error_samples"]:
+            out += ["", "Errors: " + "; ".join(r["error_samples"])]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--visitors", type=int, nargs="+", default=[10, 50, 100])
+    p.add_argument("--duration", type=float, default=60.0, help="seconds per level")
+    p.add_argument("--per-task", type=int, default=4, help="the Space's test-set size (its default: 4)")
+    p.add_argument("--data-dir", type=Path, help="the Space's data folder (kept: a second run starts in seconds)")
+    p.add_argument("--port", type=int, default=7871)
+    p.add_argument("--out", type=Path, help="write the report (Markdown) and a .json beside it")
+    p.add_argument("--no-worst-case", action="store_true")
+    p.add_argument("--smoke", action="store_true", help="2 visitors for 5 s on one-problem sets, no worst case")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.visitors, args.duration, args.per_task, args.no_worst_case = [2], 5.0, 1, True
+    tmp = tempfile.TemporaryDirectory(prefix="space-load-")
+    data = args.data_dir or Path(tmp.name) / "data"
+    log = open(Path(tmp.name) / "space.log", "w+")
+    t0 = time.monotonic()
+    space = start_space(data, args.port, args.per_task, log)
+    worker = None
+    try:
+        url = f"http://127.0.0.1:{args.port}"
+        while True:  # the first start builds the sets and seeds the baselines (a minute or more); later ones seconds
+            if space.poll() is not None:
+                log.seek(0)
+                raise SystemExit(f"the Space exited:\n{log.read()[-3000:]}")
+            try:
+                if requests.get(url + "/config", timeout=5).ok:
+                    break
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        worker = subprocess.Popen([sys.executable, "-m", "hypergvl.space.worker", "--data-dir", str(data),
+                                   "--poll-s", "2"], cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1",
+                                                                        HYPERGVL_PER_TASK=str(args.per_task)),
+                                  stdout=log, stderr=subprocess.STDOUT)
+        print(f"the Space answers after {time.monotonic() - t0:.0f} s", flush=True)
+        gradio = Gradio(url)
+        Visitor.gradio = Submitter.gradio = gradio
+        warm = requests.Session()  # one visit first, untimed: a fresh server draws its figures on first use
+        for dep in gradio.loads + gradio.browse:
+            gradio.run(warm, dep, gradio.values(dep, False), uuid.uuid4().hex[:11])
+        public = next(d for d in (data / "runs" / "seed").iterdir() if d.name.startswith("public"))
+        Submitter.public = public.name
+        Submitter.run_lines = [json.loads(x) for x in  # the seeded symbolic baseline's run: a valid upload
+                               (public / "baseline-symbolic-vision" / "samples.jsonl").read_text().splitlines()]
+        server = psutil.Process(space.pid)
+        results = []
+        for n in args.visitors:
+            worst = None if args.no_worst_case else worst_case(
+                [dict(r) for r in Submitter.run_lines], Path(tmp.name) / f"worst{n}-{uuid.uuid4().hex[:6]}.jsonl",
+                tag=uuid.uuid4().hex[:6])
+            r = level(gradio, server, n, args.duration, worst)
+            t = r["total"]
+            print(f"{n:4d} visitors: {t['n']} events, errors {t['error_rate']:.1%}, p50 {t['p50']:.2f} s, "
+                  f"p95 {t['p95']:.2f} s, p99 {t['p99']:.2f} s; server {r['memory_mib']['idle']:.0f} MiB idle, "
+                  f"{r['memory_mib']['peak_while_grading']:.0f} MiB peak; worst case {r['worst_case']}", flush=True)
+            results.append(r)
+        command = "python benchmarks/space_load.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        text = report(results, command)
+        if args.out:
+            args.out.write_text(text)
+            args.out.with_suffix(".json").write_text(json.dumps(results, indent=1))
+        else:
+            print(text)
+        return 0
+    finally:
+        for proc in (worker, space):
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        log.close()
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -140,7 +140,16 @@ def _classes(task: str, dataset: str) -> int | None:
     return get_spec(dataset).paper_stats.get("classes")
 
 
-def _judge(row: dict, tests: list[dict]) -> None:
+NO_COMMIT = "no recorded commit"  # in a row's flag: some of its seeds name no commit; the row is not counted
+
+
+def counted(r: dict) -> bool:
+    """Whether a row enters the pass counts: compared with the paper, and every seed names the commit it was
+    trained at (a row with a seed that does not is shown, flagged, and listed apart)."""
+    return r["status"] in COMPARED and not r.get("uncommitted")
+
+
+def _judge(row: dict, tests: list[dict], provenances: list[dict] | None = None) -> None:
     """The row's status from its mean beside the paper's (pass / miss / no paper number), and its flag
     (:func:`hypergvl.models.study.paper.degenerate_note` over its seeds' test metrics): a flagged row within the
     pass rule is counted apart from the passes (``degenerate``)."""
@@ -151,6 +160,11 @@ def _judge(row: dict, tests: list[dict]) -> None:
     row["status"] = "pass" if within(row["ours"][0], row["paper"]) else "miss"
     if row["status"] == "pass" and row["flag"]:
         row["status"] = FLAGGED
+    missing = [k for k, rec in enumerate(provenances or []) if not (rec or {}).get("commit")]
+    if missing:
+        row["uncommitted"] = missing
+        row["flag"] = "; ".join(filter(None, [row["flag"], f"{NO_COMMIT} for {len(missing)} of "
+                                                            f"{len(provenances)} seeds: not counted"]))
 
 
 def _fmt(v: tuple[float, float] | None) -> str:
@@ -297,7 +311,8 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         row["ours2"] = (m["mean"], m["std"])
     row["seconds"] = time.perf_counter() - t0
     row["status"] = "no paper number"
-    _judge(row, [(r.get("metrics") or {}).get("test") or {} for r in summary["runs"]])
+    _judge(row, [(r.get("metrics") or {}).get("test") or {} for r in summary["runs"]],
+           summary.get("provenance") or [r.get("provenance") or {} for r in summary["runs"]])
     return row
 
 
@@ -337,7 +352,8 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict], b
     row.update(ours=(acc["mean"], acc["std"]), runs=cell["runs"], source=cell.get("_path"),
                commits=_commits([d.get("provenance") or {} for d in docs]))
     row["status"] = "paper OOM" if oom else "no paper number"
-    _judge(row, [d["metrics"]["test"] for d in sorted(docs, key=lambda d: d["seed"])])
+    docs = sorted(docs, key=lambda d: d["seed"])
+    _judge(row, [d["metrics"]["test"] for d in docs], [d.get("provenance") or {} for d in docs])
     return row
 
 
@@ -356,9 +372,9 @@ def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
                      f"{_fmt(r['ours'])} | {r['runs']} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
                      f"{_fmt(default.get('ours'))} {default['status']} | {r.get('flag') or ''} | "
                      f"{_cause(r, behaviour=True)} |")
-    done = [r for _, r in pairs if r["status"] in COMPARED]
+    done = [r for _, r in pairs if counted(r)]
     lines.append(f"\n{sum(r['status'] == 'pass' for r in done)} of {len(done)} comparable results pass with the "
-                 f"reference's behaviour{_qualifiers(done)}.")
+                 f"reference's behaviour{_qualifiers(done)}.{_uncommitted([r for _, r in pairs])}")
     rest: dict[str, list[str]] = {}
     for _, r in pairs:
         if r["status"] not in finished:
@@ -400,14 +416,14 @@ def markdown_rows(text: str) -> list[list[dict]]:
             task, _, protocol = cells[0].partition(" (")
             tables[-1].append({"task": task, "protocol": protocol.rstrip(")") or None, "dataset": cells[1],
                                "model": cells[2], "status": cells[8], "diff": cells[7], "cause": cells[-1],
-                               "flag": cells[-2], "paper": cells[6]})
+                               "flag": cells[-2], "paper": cells[6], "uncommitted": NO_COMMIT in cells[-2]})
     return tables
 
 
 def _pass_counts(rows: list[dict]) -> tuple[str, str, str]:
     """``("N of M", "node a of b, ...", "; hyperedge under `P`: c of d...")``: the pass/miss rows under the paper
     protocol (or none), per task, and the rows under each other protocol, per task and protocol."""
-    done = [r for r in rows if r["status"] in COMPARED]
+    done = [r for r in rows if counted(r)]
 
     def tally(rs: list[dict]) -> str:
         return f"{sum(r['status'] == 'pass' for r in rs)} of {len(rs)}"
@@ -451,7 +467,8 @@ def counts_block(root: Path = ROOT) -> str:
             line += f"; with the reference's behaviour (second table) {count_summary(tables[1])}"
         lines.append(line + ".")
     report = json.loads((root / "models" / "study" / "results" / "report.json").read_text())
-    cells = [r for r in report.get("fairness", []) if "pass" in r]
+    compared = [r for r in report.get("fairness", []) if "pass" in r]
+    cells = [r for r in compared if not r.get("uncommitted")]
     per = []
     for ds in TASK_OF["fairness"]:
         here = [r for r in cells if r["dataset"] == ds]
@@ -463,7 +480,8 @@ def counts_block(root: Path = ROOT) -> str:
         r["ours"], (r["paper_mean"], r["paper_std"]), floor=1.5 if r["metric"] == "accuracy" else 0.0) for r in cells)
     lines.append(f"- `models/study/results/fairness_table_a8.md` (Table A8 cells): {sum(r['pass'] for r in cells)} "
                  f"of {len(cells)} pass, {flagged} more within the rule are degenerate (one class in every seed, or "
-                 "collapsed seeds) and not counted; " + "; ".join(per) + ".")
+                 "collapsed seeds) and not counted; " + "; ".join(per) + "; not counted, a seed without a recorded "
+                 f"commit: {len(compared) - len(cells)} cells.")
     return "\n".join(lines + [COUNTS_END])
 
 
@@ -479,10 +497,19 @@ def render(rows: list[dict]) -> str:
                      f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} | {r.get('flag') or ''} | "
                      f"{_cause(r)} |")
     total, _, extra = _pass_counts(rows)  # the paper protocol's rows, then each other protocol's
-    done = [r for r in rows if r["status"] in COMPARED]
+    done = [r for r in rows if counted(r)]
     lines.append(f"\n{total} comparable results pass (|ours - paper| <= max(2 paper std, 1.5)){extra}. "
-                 f"Over all {len(done)} compared rows{_qualifiers(done)}.")
+                 f"Over all {len(done)} compared rows{_qualifiers(done)}.{_uncommitted(rows)}")
     return "\n".join(lines)
+
+
+def _uncommitted(rows: list[dict]) -> str:
+    """The sentence listing the compared rows left out of the counts because a seed names no commit."""
+    out = [r for r in rows if r["status"] in COMPARED and r.get("uncommitted")]
+    if not out:
+        return ""
+    return (f" Not counted, a seed without a recorded commit ({len(out)}): "
+            + "; ".join(f"{r['model']} {r['dataset']} {_label(r)} ({r['status']})" for r in out) + ".")
 
 
 def _qualifiers(done: list[dict]) -> str:

@@ -199,7 +199,8 @@ def test_behaviour_only_trains_the_named_seeds_of_the_behaviour_rows_alone(rd, t
 
 def _summary(path: Path, mean: float, std: float, runs: int) -> None:
     path.mkdir(parents=True)
-    (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [{}] * runs}))
+    (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [
+        {"provenance": {"commit": "0" * 40}}] * runs}))
 
 
 def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
@@ -272,12 +273,14 @@ def test_every_shipped_miss_names_its_cause(rd):
     more points off the paper, above or below it, whose cause is not located, and a located cause names evidence."""
     misses = rd.dhgbench_misses
     text = SHIPPED.read_text()
+    parsed = rd.markdown_rows(text)
     tables = [{(rd._label(r), r["dataset"], r["model"]): (float(r["diff"]), r["cause"]) for r in rows
-               if r["status"] == "miss"} for rows in rd.markdown_rows(text)]
+               if r["status"] == "miss"} for rows in parsed]
+    uncommitted = [{(rd._label(r), r["dataset"], r["model"]) for r in rows if r["uncommitted"]} for rows in parsed]
     assert len(tables) == 2 and len(tables[0]) > 50
     footers = [line for line in text.splitlines() if " comparable results pass" in line]
     assert len(footers) == 2
-    for rows, entries, footer in zip(tables, (misses.MISSES, misses.BEHAVIOUR), footers):
+    for rows, entries, footer, apart in zip(tables, (misses.MISSES, misses.BEHAVIOUR), footers, uncommitted):
         assert set(entries) == set(rows), "entries without a missed row, or missed rows without an entry"
         unlocated = 0
         for key, (diff, cause) in rows.items():
@@ -285,7 +288,7 @@ def test_every_shipped_miss_names_its_cause(rd):
             assert misses.located(cause) == (not cause.startswith(misses.NOT_LOCATED))
             if misses.located(cause):
                 assert entries[key].evidence, f"{key}: a located cause names its evidence"
-            unlocated += abs(diff) >= misses.BAR and not misses.located(cause)
+            unlocated += abs(diff) >= misses.BAR and not misses.located(cause) and key not in apart
         assert f"; {unlocated} misses {misses.BAR:.0f} or more points off (above or below) have no located cause" \
             in footer
     # the issue's example: CEGCN's Steam-Player miss lies 13.49 above the paper and is counted, not exempt
@@ -476,7 +479,7 @@ def test_shipped_ehnn_german_is_flagged_and_the_headline_states_its_rule(rd):
     rows = rd.markdown_rows(SHIPPED.read_text())[0]
     ehnn = next(r for r in rows if (r["task"], r["dataset"], r["model"]) == ("fairness", "german", "EHNN"))
     assert ehnn["status"] == "degenerate" and ehnn["flag"] == "single class in all 5 seeds"
-    compared = [r for r in rows if r["status"] in rd.COMPARED]
+    compared = [r for r in rows if r["status"] in rd.COMPARED and not r["uncommitted"]]
     tol = [max(2 * float(r["paper"].split(" ± ")[1]), 1.5) for r in compared]
     passes = [r for r in compared if r["status"] == "pass"]
     off = sum(abs(float(r["diff"])) > 3 for r in passes)
@@ -485,3 +488,31 @@ def test_shipped_ehnn_german_is_flagged_and_the_headline_states_its_rule(rd):
     assert (f"the tolerance max(2 paper std, 1.5) ranges from ±{min(tol):.2f} to ±{max(tol):.2f}; {flagged} within "
             f"it are degenerate") in footer
     assert f"{off} of the {len(passes)} passes lie more than 3 points off the paper" in footer
+
+
+def test_coverage_table_lists_every_item_of_the_paper():
+    """docs/reproduction.md's coverage table: each of DHG-Bench's result tables and figures once, reproduced /
+    partly / absent, a reason and a way for every gap; the sets it names as absent for Table 1 and A6 are registered
+    loaders with no row in the shipped table, and the sets the shipped table has are named where it is partly."""
+    from hypergvl.models.datasets.registry import get_spec
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    block = doc.split("<!-- coverage table: checked by tests/test_reproduce_tables.py -->")[1].split(
+        "<!-- end of coverage table -->")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in block.splitlines()
+            if line.startswith("| ") and not line.startswith("| item")]
+    items = [r[0] for r in rows]
+    assert items == ["Table 1", "Table A5", "Table A6", "Table A7", "Table A8", *(f"Figure {k}" for k in range(1, 6)),
+                     "Figure A2", "Figure A3", "Figure A4"]
+    for item, _, state, where, how in rows:
+        assert state in ("reproduced", "partly", "absent"), item
+        if state != "reproduced":
+            assert ("features absent offline" in where or "set not shipped" in where) and how not in ("", "-"), item
+    shipped = SHIPPED.read_text()
+    for item, task, absent in (("Table 1", "node", ("pubmed", "dblp-ca", "walmart", "trivago", "actor", "pokec",
+                                                     "yelp")),
+                               ("Table A6", "hyperedge", ("pubmed", "dblp-ca", "actor", "pokec"))):
+        row = rows[items.index(item)]
+        for ds in absent:
+            get_spec(ds)  # a registered loader: only the raw files are missing
+            assert f"| {task} " not in shipped or f"| {ds} |" not in shipped, (item, ds)
+            assert ds.lower() in row[3].lower().replace("pubmed", "pubmed"), (item, ds)

@@ -126,6 +126,45 @@ PRE_PROVENANCE = "pre-provenance: written before results recorded their commit"
 
 
 within = study_paper.within  # the pass rule: |ours - paper mean| <= max(2 * paper std, 1.5)
+FLAGGED = "degenerate"  # the status of a row within the pass rule whose seeds predict one class or collapse
+#: the statuses of a row compared with the paper
+COMPARED = ("pass", "miss", FLAGGED)
+OFF = 3.0  # a pass this many points or more off the paper's mean is counted in the headline
+
+
+def _classes(task: str, dataset: str) -> int | None:
+    """The number of classes of a hypergraph-classification set (its registered paper statistics)."""
+    if task != "graph":
+        return None
+    from hypergvl.models.datasets.registry import get_spec
+    return get_spec(dataset).paper_stats.get("classes")
+
+
+NO_COMMIT = "no recorded commit"  # in a row's flag: some of its seeds name no commit; the row is not counted
+
+
+def counted(r: dict) -> bool:
+    """Whether a row enters the pass counts: compared with the paper, and every seed names the commit it was
+    trained at (a row with a seed that does not is shown, flagged, and listed apart)."""
+    return r["status"] in COMPARED and not r.get("uncommitted")
+
+
+def _judge(row: dict, tests: list[dict], provenances: list[dict] | None = None) -> None:
+    """The row's status from its mean beside the paper's (pass / miss / no paper number), and its flag
+    (:func:`hypergvl.models.study.paper.degenerate_note` over its seeds' test metrics): a flagged row within the
+    pass rule is counted apart from the passes (``degenerate``)."""
+    row["flag"] = study_paper.degenerate_note(row["task"], tests, row["metric"], _classes(row["task"],
+                                                                                        row["dataset"]))
+    if row["paper"] is None:
+        return
+    row["status"] = "pass" if within(row["ours"][0], row["paper"]) else "miss"
+    if row["status"] == "pass" and row["flag"]:
+        row["status"] = FLAGGED
+    missing = [k for k, rec in enumerate(provenances or []) if not (rec or {}).get("commit")]
+    if missing:
+        row["uncommitted"] = missing
+        row["flag"] = "; ".join(filter(None, [row["flag"], f"{NO_COMMIT} for {len(missing)} of "
+                                                            f"{len(provenances)} seeds: not counted"]))
 
 
 def _fmt(v: tuple[float, float] | None) -> str:
@@ -271,8 +310,9 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         m = summary["test_metrics"][second]
         row["ours2"] = (m["mean"], m["std"])
     row["seconds"] = time.perf_counter() - t0
-    row["status"] = "no paper number" if row["paper"] is None else ("pass" if within(row["ours"][0], row["paper"])
-                                                                     else "miss")
+    row["status"] = "no paper number"
+    _judge(row, [(r.get("metrics") or {}).get("test") or {} for r in summary["runs"]],
+           summary.get("provenance") or [r.get("provenance") or {} for r in summary["runs"]])
     return row
 
 
@@ -311,27 +351,30 @@ def fairness_row(model: str, dataset: str, cells: dict[tuple[str, str], dict], b
     acc = cell["metrics"]["test"]["accuracy"]
     row.update(ours=(acc["mean"], acc["std"]), runs=cell["runs"], source=cell.get("_path"),
                commits=_commits([d.get("provenance") or {} for d in docs]))
-    row["status"] = ("paper OOM" if oom else "no paper number") if row["paper"] is None else (
-        "pass" if within(row["ours"][0], row["paper"]) else "miss")
+    row["status"] = "paper OOM" if oom else "no paper number"
+    docs = sorted(docs, key=lambda d: d["seed"])
+    _judge(row, [d["metrics"]["test"] for d in docs], [d.get("provenance") or {} for d in docs])
     return row
 
 
 def render_behaviours(pairs: list[tuple[dict, dict]]) -> str:
     """The ``--reference-behaviour`` table: each finished reference-behaviour row beside its default row's result;
     the unfinished ones named after it."""
-    head = "| task | dataset | model | options | ours | runs | paper | diff | result | default row | cause of a miss |"
-    lines = [head, "|" + "---|" * 11]
-    finished = ("pass", "miss", "no paper number")
+    head = ("| task | dataset | model | options | ours | runs | paper | diff | result | default row | flag | "
+            "cause of a miss |")
+    lines = [head, "|" + "---|" * 12]
+    finished = COMPARED + ("no paper number",)
     for default, r in pairs:
         if r["status"] not in finished:
             continue
         diff = "-" if r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
         lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | `{' '.join(r['options'])}` | "
                      f"{_fmt(r['ours'])} | {r['runs']} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
-                     f"{_fmt(default.get('ours'))} {default['status']} | {_cause(r, behaviour=True)} |")
-    done = [r for _, r in pairs if r["status"] in ("pass", "miss")]
+                     f"{_fmt(default.get('ours'))} {default['status']} | {r.get('flag') or ''} | "
+                     f"{_cause(r, behaviour=True)} |")
+    done = [r for _, r in pairs if counted(r)]
     lines.append(f"\n{sum(r['status'] == 'pass' for r in done)} of {len(done)} comparable results pass with the "
-                 "reference's behaviour.")
+                 f"reference's behaviour{_qualifiers(done)}.{_uncommitted([r for _, r in pairs])}")
     rest: dict[str, list[str]] = {}
     for _, r in pairs:
         if r["status"] not in finished:
@@ -362,7 +405,8 @@ def render_provenance(rows: list[dict]) -> str:
 def markdown_rows(text: str) -> list[list[dict]]:
     """The rows of each reproduction table in a Markdown file this script wrote (the default table, then the
     ``--reference-behaviour`` one if present), each as ``{"task", "protocol", "dataset", "model", "status", "diff",
-    "cause"}`` (``diff`` the printed ours - paper, ``cause`` the last column)."""
+    "paper", "flag", "cause"}`` (``diff`` the printed ours - paper, ``cause`` the last column, ``flag`` the one
+    before it)."""
     tables: list[list[dict]] = []
     for line in text.splitlines():
         if line.startswith("| task | dataset | model |"):
@@ -371,14 +415,15 @@ def markdown_rows(text: str) -> list[list[dict]]:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             task, _, protocol = cells[0].partition(" (")
             tables[-1].append({"task": task, "protocol": protocol.rstrip(")") or None, "dataset": cells[1],
-                               "model": cells[2], "status": cells[8], "diff": cells[7], "cause": cells[-1]})
+                               "model": cells[2], "status": cells[8], "diff": cells[7], "cause": cells[-1],
+                               "flag": cells[-2], "paper": cells[6], "uncommitted": NO_COMMIT in cells[-2]})
     return tables
 
 
 def _pass_counts(rows: list[dict]) -> tuple[str, str, str]:
     """``("N of M", "node a of b, ...", "; hyperedge under `P`: c of d...")``: the pass/miss rows under the paper
     protocol (or none), per task, and the rows under each other protocol, per task and protocol."""
-    done = [r for r in rows if r["status"] in ("pass", "miss")]
+    done = [r for r in rows if counted(r)]
 
     def tally(rs: list[dict]) -> str:
         return f"{sum(r['status'] == 'pass' for r in rs)} of {len(rs)}"
@@ -412,13 +457,18 @@ def counts_block(root: Path = ROOT) -> str:
     (:data:`COUNTED_TABLES`) and the fairness study's ``models/study/results/report.json``."""
     lines = [COUNTS_BEGIN]
     for name in COUNTED_TABLES:
-        tables = markdown_rows((root / name).read_text())
+        text = (root / name).read_text()
+        tables = markdown_rows(text)
         line = f"- `{name}`: {count_summary(tables[0])}"
+        over = next((x.split(". Over all ", 1)[1] for x in text.splitlines() if ". Over all " in x), None)
+        if over:  # the table's own footer: the rule's tolerance range, degenerate rows, passes off by over 3
+            line += f". Pass rule |ours - paper| <= max(2 paper std, 1.5); over all {over.rstrip('.')}"
         if len(tables) > 1:
             line += f"; with the reference's behaviour (second table) {count_summary(tables[1])}"
         lines.append(line + ".")
     report = json.loads((root / "models" / "study" / "results" / "report.json").read_text())
-    cells = [r for r in report.get("fairness", []) if "pass" in r]
+    compared = [r for r in report.get("fairness", []) if "pass" in r]
+    cells = [r for r in compared if not r.get("uncommitted")]
     per = []
     for ds in TASK_OF["fairness"]:
         here = [r for r in cells if r["dataset"] == ds]
@@ -426,24 +476,59 @@ def counts_block(root: Path = ROOT) -> str:
             per.append(f"{ds} {len({r['model'] for r in here})} models: " + ", ".join(
                 f"{m} {sum(r['pass'] for r in here if r['metric'] == m)} of {sum(r['metric'] == m for r in here)}"
                 for m in ("accuracy", "delta_dp", "delta_eo")))
+    flagged = sum(bool(r.get("flag")) and r["pass"] is False and study_paper.within(
+        r["ours"], (r["paper_mean"], r["paper_std"]), floor=1.5 if r["metric"] == "accuracy" else 0.0) for r in cells)
     lines.append(f"- `models/study/results/fairness_table_a8.md` (Table A8 cells): {sum(r['pass'] for r in cells)} "
-                 f"of {len(cells)} pass; " + "; ".join(per) + ".")
+                 f"of {len(cells)} pass, {flagged} more within the rule are degenerate (one class in every seed, or "
+                 "collapsed seeds) and not counted; " + "; ".join(per) + "; not counted, a seed without a recorded "
+                 f"commit: {len(compared) - len(cells)} cells.")
     return "\n".join(lines + [COUNTS_END])
 
 
 def render(rows: list[dict]) -> str:
     head = ("| task | dataset | model | metric | ours | runs | paper | diff | result | 2nd metric: ours | paper | "
-            "cause of a miss |")
-    lines = [head, "|" + "---|" * 12]
+            "flag | cause of a miss |")
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         diff = "-" if r.get("ours") is None or r.get("paper") is None else f"{r['ours'][0] - r['paper'][0]:+.2f}"
         second = SECOND_METRIC[r["task"]] or ""
         lines.append(f"| {_label(r)} | {r['dataset']} | {r['model']} | {r['metric']} | {_fmt(r.get('ours'))} | "
                      f"{r.get('runs', '-')} | {_fmt(r.get('paper'))} | {diff} | {r['status']} | "
-                     f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} | {_cause(r)} |")
+                     f"{second} {_fmt(r.get('ours2'))} | {_fmt(r.get('paper2'))} | {r.get('flag') or ''} | "
+                     f"{_cause(r)} |")
     total, _, extra = _pass_counts(rows)  # the paper protocol's rows, then each other protocol's
-    lines.append(f"\n{total} comparable results pass (|ours - paper| <= max(2 paper std, 1.5)){extra}.")
+    done = [r for r in rows if counted(r)]
+    lines.append(f"\n{total} comparable results pass (|ours - paper| <= max(2 paper std, 1.5)){extra}. "
+                 f"Over all {len(done)} compared rows{_qualifiers(done)}.{_uncommitted(rows)}")
     return "\n".join(lines)
+
+
+def _uncommitted(rows: list[dict]) -> str:
+    """The sentence listing the compared rows left out of the counts because a seed names no commit."""
+    out = [r for r in rows if r["status"] in COMPARED and r.get("uncommitted")]
+    if not out:
+        return ""
+    return (f" Not counted, a seed without a recorded commit ({len(out)}): "
+            + "; ".join(f"{r['model']} {r['dataset']} {_label(r)} ({r['status']})" for r in out) + ".")
+
+
+def _qualifiers(done: list[dict]) -> str:
+    """What the pass counts leave out: the tolerance range of the rows, the rows within it counted apart as
+    degenerate, the passes more than :data:`OFF` points off, and the misses :data:`dhgbench_misses.BAR` or more
+    points off (either side) whose cause is not located (the table's cause column)."""
+    if not done:
+        return ""
+    tol = [max(2 * r["paper"][1], 1.5) for r in done]
+    passes = [r for r in done if r["status"] == "pass"]
+    off = [r for r in passes if abs(r["ours"][0] - r["paper"][0]) > OFF]
+    flagged = [r for r in done if r["status"] == FLAGGED]
+    unlocated = [r for r in done if r["status"] == "miss" and abs(r["ours"][0] - r["paper"][0]) >= dhgbench_misses.BAR
+                 and not dhgbench_misses.located(_cause(r, behaviour="options" in r))]
+    return (f": the tolerance max(2 paper std, 1.5) ranges from ±{min(tol):.2f} to ±{max(tol):.2f}; "
+            f"{len(flagged)} within it are degenerate (one class in every seed, or collapsed seeds; flag column) "
+            f"and not counted as passes; {len(off)} of the {len(passes)} passes lie more than {OFF:.0f} points off "
+            f"the paper; {len(unlocated)} misses {dhgbench_misses.BAR:.0f} or more points off (above or below) have "
+            "no located cause")
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -576,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.export_points is not None:
         for r in rows + [r for _, r in pairs]:
-            if r["task"] != "fairness" and r["status"] in ("pass", "miss", "no paper number"):
+            if r["task"] != "fairness" and r["status"] in COMPARED + ("no paper number",):
                 export_points(args.out / r["model"] / r["dataset"] / r["folder"],
                               args.export_points / r["model"] / r["dataset"] / r["folder"])
     from hypergvl.provenance import provenance

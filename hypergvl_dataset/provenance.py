@@ -40,6 +40,35 @@ def _git(*args: str) -> Optional[str]:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def history_note() -> Optional[str]:
+    """Why commits cannot be resolved in this checkout (no git history: a tarball or an installed wheel; a shallow
+    clone, whose history stops short), or ``None`` where they can."""
+    if _git("rev-parse", "--is-inside-work-tree") != "true":
+        return "the checkout has no git history (a tarball or an installed package)"
+    if _git("rev-parse", "--is-shallow-repository") == "true":
+        return "the checkout is a shallow clone: older commits are absent from its history"
+    return None
+
+
+def unresolved_commits(commits: Iterable[str]) -> list[str]:
+    """The commits (full or abbreviated hex) that this checkout's history does not hold as commit objects, in
+    the order given (one ``git cat-file --batch-check`` over them all, asking ``<sha>^{commit}``). Call
+    :func:`history_note` first: without history every commit is unresolved."""
+    commits = list(dict.fromkeys(commits))
+    if not commits:
+        return []
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "cat-file", "--batch-check=%(objecttype)"],
+                             input="".join(f"{c}^{{commit}}\n" for c in commits), capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return commits
+    answers = out.stdout.splitlines()
+    if out.returncode != 0 or len(answers) != len(commits):
+        return commits
+    return [c for c, a in zip(commits, answers) if a.strip() != "commit"]
+
+
 @functools.lru_cache(maxsize=1)
 def _commit() -> tuple[Optional[str], Optional[bool]]:
     env = os.environ.get("HYPERGVL_COMMIT")

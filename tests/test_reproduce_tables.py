@@ -199,7 +199,8 @@ def test_behaviour_only_trains_the_named_seeds_of_the_behaviour_rows_alone(rd, t
 
 def _summary(path: Path, mean: float, std: float, runs: int) -> None:
     path.mkdir(parents=True)
-    (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [{}] * runs}))
+    (path / "summary.json").write_text(json.dumps({"mean": mean, "std": std, "runs": [
+        {"provenance": {"commit": "0" * 40}}] * runs}))
 
 
 def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
@@ -223,7 +224,7 @@ def test_reference_behaviour_table_from_finished_rows(rd, tmp_path):
     assert "1 of 2 comparable results pass (" in first
     assert ("| node | cora | DPHGNN | `model.star=directed model.dropout_mode=dhgbench model.hgconv_degree=dhgbench` "
             "| 77.10 ± 0.53 | 3 | 76.40 ± 1.36 | +0.70 | pass | 48.84 ± 27.17 miss |") in second
-    assert "1 of 1 comparable results pass with the reference's behaviour." in second
+    assert "1 of 1 comparable results pass with the reference's behaviour: " in second
     assert "Not run (1): HyperND cora node." in second
     assert "Stale (1): SheafHyperGNN cora node." in second
     assert "EHNN" not in second
@@ -266,19 +267,69 @@ def test_shipped_reproduction_table_is_rebuilt_from_its_points(rd, tmp_path, cap
 
 
 def test_every_shipped_miss_names_its_cause(rd):
-    """Issue 40's bar, on the shipped tables (the test above rebuilds them): every missed row prints its entry of
-    benchmarks/dhgbench_misses.py, one more than BAR points below the paper a located one, and every entry names a
-    row of its table that misses (an entry left behind by a row that now passes, or by a renamed row, fails)."""
+    """Issue 40's bar, made symmetric and measured (issue 61): every missed row of the shipped tables prints its
+    entry of benchmarks/dhgbench_misses.py and every entry names a row of its table that misses (an entry left
+    behind by a row that now passes, or by a renamed row, fails); the footer of each table counts the misses BAR or
+    more points off the paper, above or below it, whose cause is not located, and a located cause names evidence."""
     misses = rd.dhgbench_misses
+    text = SHIPPED.read_text()
+    parsed = rd.markdown_rows(text)
     tables = [{(rd._label(r), r["dataset"], r["model"]): (float(r["diff"]), r["cause"]) for r in rows
-               if r["status"] == "miss"} for rows in rd.markdown_rows(SHIPPED.read_text())]
+               if r["status"] == "miss"} for rows in parsed]
+    uncommitted = [{(rd._label(r), r["dataset"], r["model"]) for r in rows if r["uncommitted"]} for rows in parsed]
     assert len(tables) == 2 and len(tables[0]) > 50
-    for rows, entries in zip(tables, (misses.MISSES, misses.BEHAVIOUR)):
+    footers = [line for line in text.splitlines() if " comparable results pass" in line]
+    assert len(footers) == 2
+    for rows, entries, footer, apart in zip(tables, (misses.MISSES, misses.BEHAVIOUR), footers, uncommitted):
         assert set(entries) == set(rows), "entries without a missed row, or missed rows without an entry"
+        unlocated = 0
         for key, (diff, cause) in rows.items():
-            assert cause == entries[key], key
-            if diff <= -misses.BAR:
-                assert not cause.startswith(misses.NOT_LOCATED), key
+            assert cause == entries[key].text, key
+            assert misses.located(cause) == (not cause.startswith(misses.NOT_LOCATED))
+            if misses.located(cause):
+                assert entries[key].evidence, f"{key}: a located cause names its evidence"
+            unlocated += abs(diff) >= misses.BAR and not misses.located(cause) and key not in apart
+        assert f"; {unlocated} misses {misses.BAR:.0f} or more points off (above or below) have no located cause" \
+            in footer
+    # the issue's example: CEGCN's Steam-Player miss lies 13.49 above the paper and is counted, not exempt
+    assert not misses.located(tables[0][("graph (paper)", "steam-player", "CEGCN")][1])
+
+
+def test_every_number_a_cause_quotes_is_in_its_evidence(rd):
+    """Each number a cause quotes (seed indices and counts aside) is found, as printed, in the evidence the entry
+    names (a shipped table row without its cause column, a shipped results file, or shipped points) or in its own
+    row; nothing cites docs prose."""
+    misses = rd.dhgbench_misses
+    cells = misses.table_cells()
+    for entries, behaviour in ((misses.MISSES, False), (misses.BEHAVIOUR, True)):
+        for key, entry in entries.items():
+            assert misses.unsupported_numbers(key, entry, behaviour, cells) == [], key
+            for ref in entry.evidence:
+                assert not ref.startswith("file:docs"), (key, ref)
+    # the DPHGNN Cora entry quotes DHG-Bench's class from training_stability.md, not a shared instability
+    dphgnn = misses.MISSES[("node", "cora", "DPHGNN")]
+    assert "73.71-76.51" in dphgnn.text and misses.STABILITY in dphgnn.evidence
+
+
+def test_the_cause_check_catches_a_made_up_number(rd):
+    """The check is not vacuous: a number put into a cause but held by no evidence is reported, even when the same
+    number is printed in the table's cause column (which the evidence never reads); an evidence reference that
+    does not resolve, or that points at prose, is refused."""
+    misses = rd.dhgbench_misses
+    key = ("node", "cora", "LEGCN")
+    real = misses.MISSES[key]
+    assert misses.unsupported_numbers(key, real) == []
+    fake = misses.Cause(real.text.replace("74.83", "74.38"), real.evidence)
+    assert misses.unsupported_numbers(key, fake) == ["74.38"]
+    cells = misses.table_cells()
+    cells["table"][key] += " | " + fake.text  # as if the cause column were read: it is not
+    assert "74.38" in cells["table"][key]
+    assert misses.unsupported_numbers(key, fake) == ["74.38"]
+    assert misses.quoted_numbers("seeds 0-2 gave 1.2e-7 over 5 seeds on [-1, 1], seed 3 tau 1") == ["1.2e-7"]
+    for ref in ("table:node|cora|NoSuchModel", "file:docs/reproduction.md", "file:benchmarks/results/absent.md",
+                "points:benchmarks/results/points/HGNN/absent", "web:example"):
+        with pytest.raises(ValueError):
+            misses.evidence_text(ref)
 
 
 def test_causes_that_cite_the_behaviour_under_the_loss_on_the_scores_match_their_points(rd):
@@ -291,7 +342,8 @@ def test_causes_that_cite_the_behaviour_under_the_loss_on_the_scores_match_their
         assert [d["seed"] for d in seeds] == [0, 1, 2, 3, 4]
         mean, _ = TR.mean_std([d["metrics"]["test"]["auroc"] for d in seeds])
         model, dataset = folder.parent.parent.name, folder.parent.name
-        assert f"5 seeds) {mean:.2f}" in rd.dhgbench_misses.BEHAVIOUR[("hyperedge (paper)", dataset, model)], folder
+        assert f"5 seeds) {mean:.2f}" in rd.dhgbench_misses.BEHAVIOUR[("hyperedge (paper)", dataset, model)].text, \
+            folder
 
 
 def test_a_changed_default_marks_the_affected_shipped_points_stale(rd, monkeypatch):
@@ -371,3 +423,96 @@ def test_every_shipped_result_names_its_provenance():
         else:
             assert len(rec["commit"]) == 40 and rec["config"] == doc["config"], f
             assert all(of(r).get("commit") for r in doc.get("runs", [])), f
+
+
+# ------------------------------------------------------------------------------ degenerate rows (issue 61)
+
+def test_single_class_rule_from_stored_metrics():
+    """A model that predicts one class: fairness gaps both exactly 0; a macro-F1 equal to a constant prediction's
+    (binary set, accuracy 60%: F1 of the predicted class 2 * 0.6 / 1.6 = 75%, macro 37.5%); an AUROC of exactly 50.
+    A seed 10 points or more below its row's median has collapsed."""
+    from hypergvl.models.study import paper
+    assert paper.single_class_seed("fairness", {"accuracy": 70.0, "delta_dp": 0.0, "delta_eo": 0.0})
+    assert not paper.single_class_seed("fairness", {"accuracy": 70.0, "delta_dp": 0.0, "delta_eo": 0.4})
+    assert paper.single_class_seed("graph", {"accuracy": 60.0, "macro_f1": 37.5}, classes=2)
+    assert not paper.single_class_seed("graph", {"accuracy": 60.0, "macro_f1": 58.0}, classes=2)
+    assert paper.single_class_seed("hyperedge", {"auroc": 50.0})
+    assert not paper.single_class_seed("node", {"accuracy": 30.0})
+    tests = [{"accuracy": a} for a in (78.0, 34.0, 77.0, 76.0, 79.0)]
+    assert paper.degenerate_note("node", tests, "accuracy") == "seeds collapse: seed 1 at 34.00, median 77.00"
+    zero = {"accuracy": 70.0, "delta_dp": 0.0, "delta_eo": 0.0}
+    assert paper.degenerate_note("fairness", [zero] * 3, "accuracy") == "single class in all 3 seeds"
+    assert paper.degenerate_note("node", [{}], "accuracy") is None
+
+
+def test_a_degenerate_row_within_the_rule_is_not_a_pass(rd, tmp_path):
+    """Hand-made German points: one model at the paper's accuracy with both gaps 0 in every seed reads
+    `degenerate`, not `pass`, and the footer counts it apart."""
+    for k, acc in enumerate((70.0, 71.0)):
+        _point(tmp_path, "LEGCN", "german", k, acc)
+    cells_dir = tmp_path
+    for k, acc in enumerate((70.0, 70.8)):
+        eff = {"train_time_to_best_val_s": 1.0, "epoch_time_s": 0.1, "best_val_epoch": 10, "epochs_run": 10,
+               "time_to_best_val_with_eval_s": 1.2, "peak_memory_mib": 500.0, "memory_method": "m",
+               "time_method": "t", "device": "cpu"}
+        metrics = {part: {"accuracy": acc, "delta_dp": 0.0, "delta_eo": 0.0} for part in ("test", "val")}
+        doc = common.make_point("fairness", "EHNN", "german", "ok", seed=k, metrics=metrics, efficiency=eff,
+                                config=_config("EHNN", "german"))
+        path = cells_dir / "points" / "german" / "EHNN" / f"seed{k}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc))
+    cells = rd.fairness_cells(tmp_path)
+    row = rd.fairness_row("EHNN", "german", cells)
+    assert row["status"] == "degenerate" and row["flag"] == "single class in all 2 seeds"
+    assert rd.fairness_row("LEGCN", "german", cells)["status"] == "pass"
+    out = tmp_path / "report"
+    assert rd.main(["--models", "LEGCN", "EHNN", "--datasets", "german", "--tasks", "fairness",
+                    "--fairness-points", str(tmp_path), "--out", str(out)]) == 0
+    footer = [x for x in (out / "table.md").read_text().splitlines() if "comparable results pass" in x][0]
+    assert footer.startswith("1 of 2 comparable results pass")
+    assert "1 within it are degenerate" in footer and "0 of the 1 passes lie more than 3 points off" in footer
+
+
+def test_shipped_ehnn_german_is_flagged_and_the_headline_states_its_rule(rd):
+    """EHNN on German predicts one class in all five shipped seeds (both gaps 0.00): it reads degenerate, not pass;
+    the headline names the rule, its tolerance range and how many passes lie more than 3 points off."""
+    rows = rd.markdown_rows(SHIPPED.read_text())[0]
+    ehnn = next(r for r in rows if (r["task"], r["dataset"], r["model"]) == ("fairness", "german", "EHNN"))
+    assert ehnn["status"] == "degenerate" and ehnn["flag"] == "single class in all 5 seeds"
+    compared = [r for r in rows if r["status"] in rd.COMPARED and not r["uncommitted"]]
+    tol = [max(2 * float(r["paper"].split(" ± ")[1]), 1.5) for r in compared]
+    passes = [r for r in compared if r["status"] == "pass"]
+    off = sum(abs(float(r["diff"])) > 3 for r in passes)
+    flagged = sum(r["status"] == "degenerate" for r in compared)
+    footer = next(x for x in SHIPPED.read_text().splitlines() if "comparable results pass (" in x)
+    assert (f"the tolerance max(2 paper std, 1.5) ranges from ±{min(tol):.2f} to ±{max(tol):.2f}; {flagged} within "
+            f"it are degenerate") in footer
+    assert f"{off} of the {len(passes)} passes lie more than 3 points off the paper" in footer
+
+
+def test_coverage_table_lists_every_item_of_the_paper():
+    """docs/reproduction.md's coverage table: each of DHG-Bench's result tables and figures once, reproduced /
+    partly / absent, a reason and a way for every gap; the sets it names as absent for Table 1 and A6 are registered
+    loaders with no row in the shipped table, and the sets the shipped table has are named where it is partly."""
+    from hypergvl.models.datasets.registry import get_spec
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    block = doc.split("<!-- coverage table: checked by tests/test_reproduce_tables.py -->")[1].split(
+        "<!-- end of coverage table -->")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in block.splitlines()
+            if line.startswith("| ") and not line.startswith("| item")]
+    items = [r[0] for r in rows]
+    assert items == ["Table 1", "Table A5", "Table A6", "Table A7", "Table A8", *(f"Figure {k}" for k in range(1, 6)),
+                     "Figure A2", "Figure A3", "Figure A4"]
+    for item, _, state, where, how in rows:
+        assert state in ("reproduced", "partly", "absent"), item
+        if state != "reproduced":
+            assert ("features absent offline" in where or "set not shipped" in where) and how not in ("", "-"), item
+    shipped = SHIPPED.read_text()
+    for item, task, absent in (("Table 1", "node", ("pubmed", "dblp-ca", "walmart", "trivago", "actor", "pokec",
+                                                     "yelp")),
+                               ("Table A6", "hyperedge", ("pubmed", "dblp-ca", "actor", "pokec"))):
+        row = rows[items.index(item)]
+        for ds in absent:
+            get_spec(ds)  # a registered loader: only the raw files are missing
+            assert f"| {task} " not in shipped or f"| {ds} |" not in shipped, (item, ds)
+            assert ds.lower() in row[3].lower().replace("pubmed", "pubmed"), (item, ds)

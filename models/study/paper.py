@@ -63,3 +63,52 @@ def within(ours: float, paper: tuple[float, float], *, floor: float = 1.5) -> bo
     """The issue's pass rule: ``|ours - paper| <= max(2 * paper std, floor)`` (floor 1.5 points for accuracy;
     the gaps use ``floor=0``: within 2 paper std)."""
     return abs(ours - paper[0]) <= max(2 * paper[1], floor)
+
+
+#: a seed whose score lies this many points or more below the median of its row's seeds has collapsed
+COLLAPSE_DROP = 10.0
+
+
+def single_class_seed(task: str, test: dict[str, float], classes: Optional[int] = None) -> bool:
+    """Whether a seed's stored test metrics show a model that predicts one class for every item. Points store
+    metrics, not predictions or class counts, so the rule reads what each task stores:
+
+    - fairness (node classification with ΔDP and ΔEO): both gaps exactly 0. One predicted class gives equal
+      positive rates in both groups, so both gaps vanish; a model that predicts both classes leaves both exactly 0
+      only by coincidence of counts.
+    - hypergraph classification (accuracy and macro-F1 over ``classes``): the macro-F1 equals, within 0.01, that of
+      a constant prediction with the seed's accuracy ``a`` (the one predicted class's F1 ``2a / (1 + a)``, the
+      others' 0, averaged over ``classes``).
+    - hyperedge prediction (AUROC): exactly 50, as one score for every candidate gives.
+    - node classification by accuracy alone: not decidable from the stored metrics (``False``).
+    """
+    if "delta_dp" in test and "delta_eo" in test:
+        return test["delta_dp"] == 0.0 and test["delta_eo"] == 0.0
+    if task == "graph" and classes and "macro_f1" in test:
+        a = test["accuracy"] / 100
+        return abs(test["macro_f1"] - 100 * 2 * a / (1 + a) / classes) < 0.01
+    if task == "hyperedge" and "auroc" in test:
+        return test["auroc"] == 50.0
+    return False
+
+
+def degenerate_note(task: str, tests: list[dict[str, float]], metric: str,
+                    classes: Optional[int] = None) -> Optional[str]:
+    """The flag of a row from its seeds' test metrics (in seed order): ``"single class in all N seeds"``,
+    ``"single class in k of N seeds"``, ``"seeds collapse: ..."`` (a seed :data:`COLLAPSE_DROP` points or more
+    below the median of the row's seeds), or ``None``."""
+    single = [k for k, t in enumerate(tests) if single_class_seed(task, t, classes)]
+    if single and len(single) == len(tests):
+        return f"single class in all {len(tests)} seeds"
+    if single:
+        return f"single class in {len(single)} of {len(tests)} seeds (seed {', '.join(map(str, single))})"
+    if not tests or not all(metric in t for t in tests):  # a summary without per-seed metrics: nothing to judge
+        return None
+    values = sorted(t[metric] for t in tests)
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    low = [k for k, t in enumerate(tests) if median - t[metric] >= COLLAPSE_DROP]
+    if low:
+        return (f"seeds collapse: seed {', '.join(map(str, low))} at "
+                f"{', '.join(f'{tests[k][metric]:.2f}' for k in low)}, median {median:.2f}")
+    return None

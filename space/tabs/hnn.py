@@ -1,6 +1,9 @@
-"""The HNN tab: the DHG-Bench tables and figures of the configured ``hypergvl.models.study`` result folders."""
+"""The HNN tab: every shipped row of the DHG-Bench reproduction (ours beside the paper's, read from the shipped
+per-seed points), then the tables and figures of the configured ``hypergvl.models.study`` result folders."""
 from __future__ import annotations
 
+import json
+import statistics
 import threading
 from pathlib import Path
 
@@ -14,6 +17,116 @@ _HNN_LOCK = threading.Lock()
 
 
 HNN_SECTIONS = ("effectiveness", "fairness", "efficiency", "robustness")
+ALL = "all"
+#: the shipped per-seed points of the trained reproduction rows (``benchmarks/reproduce_dhgbench.py --points``);
+#: the fairness rows read the configured study folders' ``fairness/points``
+REPRODUCTION_POINTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "points"
+#: the fairness study's points of the rows trained with DHG-Bench's code behaviour (the second table's fairness rows)
+REPRODUCTION_BEHAVIOUR_FAIRNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "fairness_dhgbench"
+REPRODUCTION_COLUMNS = ["task", "dataset", "model", "options", "metric", "ours", "paper", "diff", "result", "flag",
+                        "seeds", "commit"]
+_METRIC = {"node": "accuracy", "hyperedge": "auroc", "graph": "accuracy", "fairness": "accuracy"}
+_REPRO_CACHE: dict = {}
+_REPRO_LOCK = threading.Lock()
+
+
+def _folder_task(folder: str) -> tuple[str, str]:
+    """``("hyperedge (paper-logits)", "+dhgbench")`` from a points folder name as the reproduction script writes
+    it (``<task>[-<protocol>][+dhgbench]``)."""
+    name, plus, suffix = folder.partition("+")
+    task, _, protocol = name.partition("-")
+    return (f"{task} ({protocol})" if protocol else task), (plus + suffix)
+
+
+def _row(task: str, label: str, dataset: str, model: str, options: str, docs: list[dict]) -> dict:
+    """One reproduction row from its seeds' points: mean ± population std of the task's metric beside the paper's
+    cell, the pass rule (:func:`hypergvl.models.study.paper.within`), the degenerate flag and the commits."""
+    from hypergvl.models.study import paper as P  # light (CSV tables); imported with the first page's rows
+
+    metric = _METRIC[task]
+    docs = sorted(docs, key=lambda d: d.get("seed", 0))
+    tests = [d["metrics"]["test"] for d in docs]
+    values = [t[metric] for t in tests]
+    ours = (statistics.fmean(values), statistics.pstdev(values))
+    if task == "fairness":
+        ref, oom = P.paper_value(model, dataset, metric), P.paper_oom(model, dataset)
+    else:
+        ref = P.paper_table(task).get(dataset, {}).get(metric, {}).get(model)
+        oom = False
+    classes = None
+    if task == "graph":
+        from hypergvl.models.datasets.registry import get_spec  # the dataset registry (no data is read)
+        classes = get_spec(dataset).paper_stats.get("classes")
+    flag = P.degenerate_note(task, tests, metric, classes)
+    if ref is None:
+        result = "paper OOM" if oom else "no paper number"
+    else:
+        result = "pass" if P.within(ours[0], ref) else "miss"
+        result = "degenerate" if result == "pass" and flag else result
+    recs = [d.get("provenance") or {} for d in docs]
+    missing = sum(not r.get("commit") for r in recs)
+    if missing:
+        flag = "; ".join(filter(None, [flag, f"no recorded commit for {missing} of {len(docs)} seeds"]))
+    commits = list(dict.fromkeys(r["commit"][:12] + ("+dirty" if r.get("dirty") else "") for r in recs
+                                 if r.get("commit")))
+    return {"task": label, "dataset": dataset, "model": model, "options": options, "metric": metric,
+            "ours": f"{ours[0]:.2f} ± {ours[1]:.2f}", "paper": "-" if ref is None else f"{ref[0]:.2f} ± {ref[1]:.2f}",
+            "diff": "-" if ref is None else f"{ours[0] - ref[0]:+.2f}", "result": result, "flag": flag or "",
+            "seeds": " ".join(f"{v:.2f}" for v in values), "commit": ", ".join(commits) or "none recorded"}
+
+
+def reproduction_rows(points: Path, study_dirs: list[Path], behaviour_dirs: tuple[Path, ...] = ()) -> list[dict]:
+    """Every shipped reproduction row: the trained ones from ``points/<model>/<dataset>/<folder>/seed<k>.json``
+    (Tables 1, A6, A7; a ``+dhgbench`` folder is the row with DHG-Bench's code behaviour) and the fairness ones
+    (Table A8 accuracy) from each study folder's ``fairness/points/<dataset>/<model>/seed<k>.json`` (those of
+    ``behaviour_dirs`` trained with DHG-Bench's code behaviour)."""
+    rows = []
+    for folder in sorted(points.glob("*/*/*")) if points.is_dir() else []:
+        docs = [json.loads(p.read_text()) for p in folder.glob("seed*.json")]
+        if not docs:
+            continue
+        label, suffix = _folder_task(folder.name)
+        rows.append(_row(label.split(" ")[0], label, folder.parent.name, folder.parent.parent.name,
+                         "DHG-Bench code" if suffix else "", docs))
+    for root, options in [(d, "") for d in study_dirs] + [(d, "DHG-Bench code") for d in behaviour_dirs]:
+        for cell in sorted((root / "fairness" / "points").glob("*/*")):
+            docs = [json.loads(p.read_text()) for p in cell.glob("seed*.json")]
+            docs = [d for d in docs if d.get("status") == "ok"]
+            if docs:
+                rows.append(_row("fairness", "fairness", cell.parent.name, cell.name, options, docs))
+    return rows
+
+
+def reproduction_table(service: Service, model: str = ALL, dataset: str = ALL, task: str = ALL
+                       ) -> tuple[list[list[str]], str]:
+    """The rows of :func:`reproduction_rows` that match the filters (``all``: any), as table rows, and a line
+    counting them by result. Read once per set of point files (their newest modification time)."""
+    dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]
+    extra = tuple(d for d in (REPRODUCTION_BEHAVIOUR_FAIRNESS,) if d.is_dir())
+    files = [p for root in [REPRODUCTION_POINTS, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
+    stamp = (str(REPRODUCTION_POINTS), tuple(map(str, dirs)), len(files),
+             max((p.stat().st_mtime_ns for p in files), default=0))
+    with _REPRO_LOCK:
+        if _REPRO_CACHE.get("stamp") != stamp:
+            _REPRO_CACHE.update(stamp=stamp, rows=reproduction_rows(REPRODUCTION_POINTS, dirs, extra))
+        rows = _REPRO_CACHE["rows"]
+    keep = [r for r in rows if model in (ALL, r["model"]) and dataset in (ALL, r["dataset"])
+            and task in (ALL, r["task"].split(" ")[0])]
+    counts: dict[str, int] = {}
+    for r in keep:
+        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    line = (f"{len(keep)} rows: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) +
+            ". Pass: |ours - paper| <= max(2 paper std, 1.5); `degenerate`: within that but one class in every "
+            "seed or collapsed seeds (flag column), not counted as a pass.") if keep else "No row matches."
+    return [[r[c] for c in REPRODUCTION_COLUMNS] for r in keep], line
+
+
+def reproduction_choices(service: Service) -> dict[str, list[str]]:
+    """The filter choices: every model, dataset and task of the shipped rows, ``all`` first."""
+    reproduction_table(service)
+    rows = _REPRO_CACHE.get("rows") or []
+    return {k: [ALL] + sorted({(r[k].split(" ")[0] if k == "task" else r[k]) for r in rows})
+            for k in ("model", "dataset", "task")}
 
 
 def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]:
@@ -40,18 +153,39 @@ def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]
 
 @register_tab("hnn", title="HNN", order=50)
 def build(page: Page) -> OnLoad:
-    gr.Markdown("DHG-Bench studies of the hypergraph neural networks, drawn from `hypergvl.models.study` result "
-                "folders (`hypergvl study report`): effectiveness, fairness (Table A8, Figure 5), "
-                "efficiency (Figure 1) and robustness (Figures 2-4).")
+    gr.Markdown("DHG-Bench reproduced: every shipped row (ours beside the paper's, its seeds and the commit they "
+                "were trained at), read from the shipped per-seed points; then the studies of the hypergraph neural "
+                "networks from `hypergvl.models.study` result folders (`hypergvl study report`): effectiveness, "
+                "fairness (Table A8, Figure 5), efficiency (Figure 1) and robustness (Figures 2-4).")
+    # the rows read some 1,500 point files and the dataset registry (slow on a busy machine): read them now, not
+    # on the first page load
+    threading.Thread(target=reproduction_table, args=(page.service,), daemon=True).start()
+    with gr.Accordion("Reproduction of DHG-Bench (Tables 1, A6, A7, A8)", open=True, elem_id="hnn-reproduction"):
+        with gr.Row():
+            filters = {k: gr.Dropdown([ALL], value=ALL, label=k.capitalize(), elem_id=f"hnn-repro-{k}",
+                                      allow_custom_value=False) for k in ("model", "dataset", "task")}
+        repro_count = gr.Markdown(elem_id="hnn-repro-count")
+        repro = gr.Dataframe(headers=REPRODUCTION_COLUMNS, interactive=False, wrap=True, elem_id="hnn-repro",
+                             max_height=600)
+
+    def on_filter(model, dataset, task):
+        rows, line = reproduction_table(page.service, model or ALL, dataset or ALL, task or ALL)
+        return rows, line
+
+    for dd in filters.values():
+        dd.change(on_filter, list(filters.values()), [repro, repro_count])
     hnn_md = {}
     for k in HNN_SECTIONS:
         with gr.Accordion(k.capitalize(), open=k == "effectiveness", elem_id=f"hnn-{k}"):
             hnn_md[k] = gr.Markdown(elem_id=f"hnn-{k}-text")
     hnn_gallery = gr.Gallery(label="Figures 1-5 (click to enlarge)", elem_id="hnn-figures", columns=2,
-                             object_fit="contain", height=900)
+                             object_fit="contain", height="auto")
 
     def on_load():
         text, figures = hnn_report(page.service)
-        return (*[text.get(k, "") for k in HNN_SECTIONS], figures)
+        rows, line = reproduction_table(page.service)
+        choices = reproduction_choices(page.service)
+        return (*[text.get(k, "") for k in HNN_SECTIONS], figures, rows, line,
+                *[gr.Dropdown(choices=choices[k], value=ALL) for k in ("model", "dataset", "task")])
 
-    return OnLoad(on_load, [*hnn_md.values(), hnn_gallery])
+    return OnLoad(on_load, [*hnn_md.values(), hnn_gallery, repro, repro_count, *filters.values()])

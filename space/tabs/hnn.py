@@ -9,6 +9,8 @@ from pathlib import Path
 
 import gradio as gr
 
+from hypergvl.models.study import paper as P
+
 from ..service import Service
 from .base import OnLoad, Page, figures_dir, register_tab
 
@@ -41,8 +43,6 @@ def _folder_task(folder: str) -> tuple[str, str]:
 def _row(task: str, label: str, dataset: str, model: str, options: str, docs: list[dict]) -> dict:
     """One reproduction row from its seeds' points: mean ± population std of the task's metric beside the paper's
     cell, the pass rule (:func:`hypergvl.models.study.paper.within`), the degenerate flag and the commits."""
-    from hypergvl.models.study import paper as P  # light (CSV tables); imported with the first page's rows
-
     metric = _METRIC[task]
     docs = sorted(docs, key=lambda d: d.get("seed", 0))
     tests = [d["metrics"]["test"] for d in docs]
@@ -55,7 +55,7 @@ def _row(task: str, label: str, dataset: str, model: str, options: str, docs: li
         oom = False
     classes = None
     if task == "graph":
-        from hypergvl.models.datasets.registry import get_spec  # the dataset registry (no data is read)
+        from hypergvl.models.datasets.registry import get_spec  # the dataset package imports torch (5.4 s, loaded machine)
         classes = get_spec(dataset).paper_stats.get("classes")
     flag = P.degenerate_note(task, tests, metric, classes)
     if ref is None:

@@ -181,18 +181,17 @@ def _claims(by: dict, record: dict) -> list[str]:
     """The claim table of section 4.3 for each dataset (:mod:`hypergvl.models.study.robustness_claims`)."""
     from .robustness_claims import accuracies, claim_rows
 
-    def mean(cell: dict) -> Optional[float]:
-        a = _metric(cell, "accuracy") if cell.get("status") == "ok" else None
-        return None if a is None else a["mean"]
-
     out = []
     rec = record.setdefault("robustness_claims", [])
     for ds in sorted({d for d, _ in by}):
-        rows = claim_rows(ds, accuracies(by, ds, mean))
+        acc, seeds = accuracies(by, ds)
+        rows = claim_rows(ds, acc)
         rec += [{"dataset": ds, **r} for r in rows]
+        used = "; ".join(f"{m} {', '.join(map(str, s)) or 'none'}" for m, s in seeds.items())
         out += ["", f"### {ds}: the paper's statements (section 4.3)", "",
                 "Each statement of section 4.3 about this dataset or about all datasets, our measurement from the "
-                "cells above (mean test accuracy; rules in `models/study/robustness_claims.py`) and the verdict.",
+                "cells above and the verdict (rules in `models/study/robustness_claims.py`). A model's numbers here "
+                f"are means of test accuracy over the seeds all its cells share: {used}.",
                 "", table(["section", "about", "the paper", "measured here", "verdict"],
                           [[r["section"], r["about"], r["quote"], r["measured"], r["verdict"]] for r in rows])]
     return out
@@ -242,7 +241,7 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
                     handles, labels = h, lab
         # the legend in a column right of the panels, where it covers neither a curve nor an axis label
         width = fig.get_figwidth()
-        fig.legend(handles, labels, loc="center right", ncol=1, fontsize=8, frameon=False)
+        fig.legend(handles, labels, loc="center right", ncol=1, fontsize=9, frameon=False)
         fig.suptitle(f"{level.capitalize()} robustness (mean ± std over runs)", fontsize=11)
         fig.tight_layout(rect=(0, 0, 1 - 1.8 / width, 0.97))
         path = fig_dir / f"robustness_{level}.png"

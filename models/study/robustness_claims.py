@@ -278,18 +278,25 @@ CLAIMS = (
 )
 
 
-def accuracies(by: dict[tuple[str, str], dict[str, dict[float, Any]]], dataset: str,
-               metric: Callable[[Any], Optional[float]]) -> Acc:
-    """``kind -> model -> ratio -> mean accuracy`` of ``dataset`` from the report's cells (``metric`` reads a cell's
-    mean, None for a cell that is not ok)."""
-    acc: Acc = {}
+def accuracies(by: dict[tuple[str, str], dict[str, dict[float, Any]]], dataset: str) -> tuple[Acc, dict[str, list]]:
+    """``kind -> model -> ratio -> mean test accuracy`` of ``dataset`` from the report's ok cells, and each model's
+    seeds: every mean is taken over the seeds that all of the model's cells share, so a drop compares the clean and
+    the perturbed runs of the same seeds (a model trained on more seeds at some ratios is cut to the common ones)."""
+    cells: dict[str, list[tuple[str, float, dict]]] = {}
     for (ds, kind), models in by.items():
-        if ds != dataset:
-            continue
-        for model, cells in models.items():
-            vals = {r: metric(c) for r, c in cells.items()}
-            acc.setdefault(kind, {})[model] = {r: v for r, v in vals.items() if v is not None}
-    return acc
+        if ds == dataset:
+            for model, by_ratio in models.items():
+                cells.setdefault(model, []).extend((kind, r, c) for r, c in by_ratio.items() if c.get("status") == "ok")
+    acc: Acc = {}
+    seeds: dict[str, list] = {}
+    for model, items in sorted(cells.items()):
+        common = set.intersection(*(set(c["seeds"]) for _, _, c in items))
+        seeds[model] = sorted(common)
+        for kind, r, c in items:
+            values = dict(zip(c["seeds"], c["metrics"]["test"]["accuracy"]["values"]))
+            if common:
+                acc.setdefault(kind, {}).setdefault(model, {})[r] = float(np.mean([values[k] for k in sorted(common)]))
+    return acc, seeds
 
 
 def claim_rows(dataset: str, acc: Acc) -> list[dict[str, str]]:

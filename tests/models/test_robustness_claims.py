@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "space" / "seed_studies" / "robustness" / "points" / "cora"
 
 
-def _acc(**kinds: dict[str, dict[float, float]]) -> RC.Acc:
+def _acc(**kinds: dict) -> RC.Acc:
     return {k.replace("__", "_"): v for k, v in kinds.items()}
 
 
@@ -100,3 +100,19 @@ def test_shipped_robustness_points_name_a_clean_commit_or_are_hgnns_backfilled_c
 def test_categories_name_registered_models(model):
     from hypergvl.models.nn import MODELS
     assert model in MODELS
+
+
+def test_means_use_the_seeds_all_of_a_models_cells_share():
+    def cell(seeds, values, status="ok"):
+        return {"status": status, "seeds": seeds, "metrics": {"test": {"accuracy": {"values": values}}}}
+
+    clean = cell([0, 1], [80.0, 70.0])
+    by = {("cora", "remove_incidence"): {"A": {0.0: clean, 0.9: cell([0], [78.0])}},
+          ("cora", "add_incidence"): {"A": {0.0: clean, 0.9: cell([0, 1], [60.0, 50.0])},
+                                      "B": {0.0: cell([0], [75.0]), 0.5: cell([0], [1.0], "error")}},
+          ("actor", "add_incidence"): {"A": {0.0: cell([3], [10.0])}}}
+    acc, seeds = RC.accuracies(by, "cora")
+    assert seeds == {"A": [0], "B": [0]}
+    # seed 0 alone: the clean 80 (not the mean 75 of both seeds) against the perturbed 78 and 60
+    assert acc == {"remove_incidence": {"A": {0.0: 80.0, 0.9: 78.0}}, "add_incidence": {"A": {0.0: 80.0, 0.9: 60.0},
+                                                                                           "B": {0.0: 75.0}}}

@@ -215,7 +215,7 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
         kinds = [k for k in PERTURBATIONS if levels.get(k) == level and any((d, k) in by for d in datasets)]
         if not kinds:
             continue
-        fig, axes = plt.subplots(len(datasets), len(kinds), figsize=(4.6 * len(kinds) + 1.9, 3.4 * len(datasets)),
+        fig, axes = plt.subplots(len(datasets), len(kinds), figsize=(4.6 * len(kinds) + 1.5, 3.4 * len(datasets)),
                                  squeeze=False)
         for i, ds in enumerate(datasets):
             for j, kind in enumerate(kinds):
@@ -231,6 +231,8 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
                     ax.fill_between(xs, ys - sd, ys + sd, alpha=0.12, color=colors[model])
                 ax.set_title(f"{ds}: {kind.replace('_', ' ')}", fontsize=10)
                 ax.set_xlabel(PERTURBATIONS[kind].label)
+                ax.set_xticks(PERTURBATIONS[kind].grid)  # the paper's ratios, not matplotlib's 0.025 steps
+                ax.tick_params(labelsize=8)
                 ax.set_ylabel("test accuracy (%)")
                 ax.grid(alpha=0.3)
         handles, labels = axes[0][0].get_legend_handles_labels()
@@ -243,7 +245,7 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
         width = fig.get_figwidth()
         fig.legend(handles, labels, loc="center right", ncol=1, fontsize=9, frameon=False)
         fig.suptitle(f"{level.capitalize()} robustness (mean ± std over runs)", fontsize=11)
-        fig.tight_layout(rect=(0, 0, 1 - 1.8 / width, 0.97))
+        fig.tight_layout(rect=(0, 0, 1 - 1.45 / width, 0.97))
         path = fig_dir / f"robustness_{level}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

@@ -75,9 +75,14 @@ def robustness(points: list[dict], fig_dir: Path, record: dict) -> str:
         pert = p["perturbation"]
         by[(p["dataset"], pert["kind"])].setdefault(p["model"], {})[float(pert["ratio"])] = p
         levels[pert["kind"]] = pert["level"]
+    shared = _share_clean(by)
     out = ["## Robustness (DHG-Bench RQ3, Figures 2-4)", "",
            "Node classification test accuracy (%), mean±std over runs, under each perturbation (appendix B.4). "
            "Each run perturbs a fresh copy of the clean data with its own seed."]
+    if shared:
+        out[-1] += (" Ratio 0 is the clean run, the same for every kind (each perturbation at ratio 0 is the "
+                    "identity), so a kind without its own ratio-0 cell shows the model's clean cell of another kind "
+                    f"({shared} cells).")
     rec = record.setdefault("robustness", [])
     for (ds, kind), models in sorted(by.items()):
         ratios = sorted({r for m in models.values() for r in m})
@@ -122,9 +127,74 @@ def robustness(points: list[dict], fig_dir: Path, record: dict) -> str:
     else:  # the clean baseline was not trained: say how to get it, rather than print an empty table
         out.append("No cell was trained at ratio 0 (the clean data) beside a larger ratio, so there is no change to "
                    "show: add 0 to the study's `--ratios`.")
+    out += _grid_run(by)
+    out += _claims(by, record)
     figs = _robustness_figures(by, levels, fig_dir)
     out += [""] + [f"![{f.stem}](figures/{f.name})" for f in figs]
     return "\n".join(out)
+
+
+def _share_clean(by: dict) -> int:
+    """Give every (dataset, kind, model) without a ratio-0 cell the model's ok ratio-0 cell of another kind of the
+    same dataset (the clean run: every perturbation at ratio 0 is the identity); returns how many were shared."""
+    n = 0
+    for (ds, kind), models in by.items():
+        for model, cells in models.items():
+            if 0.0 in cells:
+                continue
+            clean = next((m[model][0.0] for (d, k), m in sorted(by.items())
+                          if d == ds and model in m and m[model].get(0.0, {}).get("status") == "ok"), None)
+            if clean is not None:
+                cells[0.0] = clean
+                n += 1
+    return n
+
+
+def _grid_run(by: dict) -> list[str]:
+    """Per dataset, what was trained: for each model and kind, the ratios (clean 0 apart) and the number of seeds."""
+    from hypergvl.models.perturb import PERTURBATIONS  # PyG (3-4 s), as the figures
+
+    out = []
+    for ds in sorted({d for d, _ in by}):
+        kinds = [k for k in PERTURBATIONS if (ds, k) in by]
+        models = sorted({m for k in kinds for m in by[(ds, k)]})
+        rows = []
+        for model in models:
+            clean = next((by[(ds, k)][model][0.0] for k in kinds if 0.0 in by[(ds, k)].get(model, {})), None)
+            row = [model, str(clean.get("runs", len(clean.get("seeds") or []))) if clean else ""]
+            for k in kinds:
+                cells = {r: c for r, c in by[(ds, k)].get(model, {}).items() if r > 0}
+                runs = sorted({c.get("runs", len(c.get("seeds") or [])) for c in cells.values()})
+                grid = PERTURBATIONS[k].grid[1:]
+                rs = "paper grid" if sorted(cells) == list(grid) else ", ".join(f"{r:g}" for r in sorted(cells))
+                seeds = "/".join(map(str, runs))
+                row.append(f"{rs} ({seeds} seed{'' if runs == [1] else 's'})" if cells else "not run")
+            rows.append(row)
+        out += ["", f"### {ds}: what was trained", "",
+                "Ratios besides the clean 0 (\"paper grid\": all of appendix B.4's) and seeds per cell, for each "
+                "model and kind; a model trained on fewer ratios or seeds than the paper's (5) was cut for time.", "",
+                table(["model", "clean seeds"] + kinds, rows)]
+    return out
+
+
+def _claims(by: dict, record: dict) -> list[str]:
+    """The claim table of section 4.3 for each dataset (:mod:`hypergvl.models.study.robustness_claims`)."""
+    from .robustness_claims import accuracies, claim_rows
+
+    out = []
+    rec = record.setdefault("robustness_claims", [])
+    for ds in sorted({d for d, _ in by}):
+        acc, seeds = accuracies(by, ds)
+        rows = claim_rows(ds, acc)
+        rec += [{"dataset": ds, **r} for r in rows]
+        used = "; ".join(f"{m} {', '.join(map(str, s)) or 'none'}" for m, s in seeds.items())
+        out += ["", f"### {ds}: the paper's statements (section 4.3)", "",
+                "Each statement of section 4.3 about this dataset or about all datasets, our measurement from the "
+                "cells above and the verdict (rules in `models/study/robustness_claims.py`). A model's numbers here "
+                f"are means of test accuracy over the seeds all its cells share: {used}.",
+                "", table(["section", "about", "the paper", "measured here", "verdict"],
+                          [[r["section"], r["about"], r["quote"], r["measured"], r["verdict"]] for r in rows])]
+    return out
 
 
 def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
@@ -138,12 +208,14 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
     written = []
     datasets = sorted({ds for ds, _ in by})
     all_models = sorted({m for models in by.values() for m in models})
-    colors = {m: plt.cm.tab20(i % 20) for i, m in enumerate(all_models)}
+    palette = plt.cm.tab10 if len(all_models) <= 10 else plt.cm.tab20  # tab20's light/dark pairs look alike
+    colors = {m: palette(i % palette.N) for i, m in enumerate(all_models)}
+    markers = {m: "osD^v<>ph*"[i % 10] for i, m in enumerate(all_models)}
     for level in LEVELS:
         kinds = [k for k in PERTURBATIONS if levels.get(k) == level and any((d, k) in by for d in datasets)]
         if not kinds:
             continue
-        fig, axes = plt.subplots(len(datasets), len(kinds), figsize=(4.6 * len(kinds), 3.4 * len(datasets)),
+        fig, axes = plt.subplots(len(datasets), len(kinds), figsize=(4.6 * len(kinds) + 1.5, 3.4 * len(datasets)),
                                  squeeze=False)
         for i, ds in enumerate(datasets):
             for j, kind in enumerate(kinds):
@@ -155,10 +227,12 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
                     xs = [r for r, _ in ok]
                     ys = np.array([a["mean"] for _, a in ok])
                     sd = np.array([a["std"] for _, a in ok])
-                    ax.plot(xs, ys, marker="o", ms=3, lw=1.3, label=model, color=colors[model])
+                    ax.plot(xs, ys, marker=markers[model], ms=4, lw=1.3, label=model, color=colors[model])
                     ax.fill_between(xs, ys - sd, ys + sd, alpha=0.12, color=colors[model])
                 ax.set_title(f"{ds}: {kind.replace('_', ' ')}", fontsize=10)
                 ax.set_xlabel(PERTURBATIONS[kind].label)
+                ax.set_xticks(PERTURBATIONS[kind].grid)  # the paper's ratios, not matplotlib's 0.025 steps
+                ax.tick_params(labelsize=8)
                 ax.set_ylabel("test accuracy (%)")
                 ax.grid(alpha=0.3)
         handles, labels = axes[0][0].get_legend_handles_labels()
@@ -167,9 +241,11 @@ def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
                 h, lab = ax.get_legend_handles_labels()
                 if len(lab) > len(labels):
                     handles, labels = h, lab
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+        # the legend in a column right of the panels, where it covers neither a curve nor an axis label
+        width = fig.get_figwidth()
+        fig.legend(handles, labels, loc="center right", ncol=1, fontsize=9, frameon=False)
         fig.suptitle(f"{level.capitalize()} robustness (mean ± std over runs)", fontsize=11)
-        fig.tight_layout(rect=(0, 0.04 + 0.025 * ((len(labels) - 1) // 6), 1, 0.97))
+        fig.tight_layout(rect=(0, 0, 1 - 1.45 / width, 0.97))
         path = fig_dir / f"robustness_{level}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

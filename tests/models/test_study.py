@@ -490,7 +490,7 @@ def test_committed_study_tables_are_rebuilt_from_the_shipped_points(tmp_path):
     seeds = root / "space" / "seed_studies"
     report.build([seeds / "fairness", seeds / "efficiency", seeds / "robustness"], tmp_path)
     for name, shipped in (("fairness", "fairness_table_a8.md"), ("efficiency", "efficiency.md"),
-                          ("robustness", "robustness_cora_hgnn.md")):
+                          ("robustness", "robustness_cora.md")):
         text = (root / "models" / "study" / "results" / shipped).read_text()
         body = text.split("\n", 1)[1] if text.startswith("<!--") else text
         assert (tmp_path / f"{name}.md").read_text() == body, shipped

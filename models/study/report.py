@@ -19,7 +19,6 @@ effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.trainer` out
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -30,7 +29,7 @@ import numpy as np
 from hypergvl.models.config import ConfigError
 from hypergvl.models.study import STUDIES
 
-from hypergvl.models.trainer import write_json_atomic
+from hypergvl.models.trainer import SUMMARY_FILE, NotATrainerSummary, read_summary, write_json_atomic
 from hypergvl.provenance import provenance
 
 from .common import SCHEMA_VERSION, aggregate, iter_points
@@ -392,15 +391,17 @@ _EFFECT = {"node": ("Table 1 / A5: node classification", ("accuracy",)),
 def _summaries(roots: Iterable[Path]) -> list[dict]:
     out = []
     for root in roots:
-        for p in sorted(Path(root).glob("**/summary.json")):
+        for p in sorted(Path(root).glob(f"**/{SUMMARY_FILE}")):
             parts = p.relative_to(root).parts
             if any(parts[i] == "train" and i > 0 and parts[i - 1] in STUDIES for i in range(len(parts))):
                 continue
             if parts[0] == "train" and Path(root).name in STUDIES:  # the input is a study folder itself
                 continue
-            doc = json.loads(p.read_text())
-            if {"model", "dataset", "task", "test_metrics"} <= set(doc):
-                out.append({**doc, "_path": str(p)})
+            try:
+                doc = read_summary(p.parent)
+            except NotATrainerSummary:  # another tool's summary.json among the inputs
+                continue
+            out.append({**doc, "_path": str(p)})
     return out
 
 

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,14 +39,14 @@ def started(folder: Path, *, pythonpath: Path | None = None, env: dict | None = 
             if proc.poll() is not None:
                 log.seek(0)
                 raise AssertionError(f"{folder}/app.py exited with {proc.returncode}:\n{log.read()[-4000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
+            try:  # the app answers its API description (bound is not enough: a busy machine is slow to serve)
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/info", timeout=30)
+                break
             except OSError:
                 if time.monotonic() > deadline:
                     raise AssertionError(f"{folder}/app.py did not serve on port {port}") from None
                 time.sleep(0.5)
-        yield Client(f"http://127.0.0.1:{port}/", verbose=False)
+        yield Client(f"http://127.0.0.1:{port}/", verbose=False, httpx_kwargs={"timeout": 300})
     finally:
         proc.terminate()
         try:

@@ -3,13 +3,15 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu: torch and torchvision from that index (CPU-only: no CUDA libraries)
+TORCH_INDEX ?=
 
 .PHONY: install test demo clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt torch torchvision
+	$(BIN)/python -m pip install -q -c constraints.txt $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch torchvision
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 

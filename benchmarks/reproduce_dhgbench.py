@@ -283,15 +283,14 @@ def run_row(model: str, dataset: str, task: str, runs: int, out: Path, raw_root:
         row["commits"] = _commits(summary["provenance"])
         summary["mean"], summary["std"] = (summary["test_metrics"][row["metric"]][k] for k in ("mean", "std"))
     elif report_only:
-        path = run_dir / "summary.json"
-        if not path.exists():
+        summary = TR.read_summary(run_dir)
+        if summary is None:
             row.update(status="not run")
             return row
         cfg = TR.resolve_config(model, task, dataset, None, overrides)
         if diff := TR.saved_config_difference(run_dir, TR.config_doc(model, dataset, task, cfg)):
             row.update(status="stale", note=f"trained under another configuration ({diff})")
             return row
-        summary = json.loads(path.read_text())
         row["commits"] = _commits([r.get("provenance") or {} for r in summary["runs"]])
     else:
         if seeds is not None:  # and the seeds the folder finished before, so that its summary covers them all

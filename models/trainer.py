@@ -275,6 +275,31 @@ def config_doc(model: str, dataset: str, task: str, cfg: ResolvedConfig) -> dict
     return json.loads(json.dumps(doc, default=_json_default))
 
 
+SUMMARY_FILE = "summary.json"
+#: what every summary :func:`run_experiment` writes holds (and what its readers use)
+SUMMARY_KEYS = ("model", "dataset", "task", "test_metrics", "runs")
+
+
+class NotATrainerSummary(ValueError):
+    """A ``summary.json`` that is JSON but not one :func:`run_experiment` wrote (it lacks :data:`SUMMARY_KEYS`)."""
+
+
+def read_summary(out: Path | str) -> dict | None:
+    """The summary of the run folder ``out`` (its ``summary.json``: mean ± std of every test metric, the runs, the
+    config, ...), or ``None`` when the folder has none (not finished). The one reader of the file: a file that is
+    not JSON is a ValueError naming it; JSON without :data:`SUMMARY_KEYS` is a :class:`NotATrainerSummary`."""
+    path = Path(out) / SUMMARY_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # a cut or foreign file
+        raise ValueError(f"{path}: not a JSON file ({exc})") from None
+    if not isinstance(doc, dict) or not set(SUMMARY_KEYS) <= set(doc):
+        raise NotATrainerSummary(f"{path}: not a trainer summary (it needs {', '.join(SUMMARY_KEYS)})")
+    return doc
+
+
 def finished_seeds(out: Path | str) -> list[int]:
     """The seeds whose runs the folder ``out`` holds (its ``runs/run_<k>.json``), ascending."""
     return sorted(int(m[1]) for p in (Path(out) / "runs").glob("run_*.json")
@@ -438,7 +463,7 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
         "provenance": provenance(cfg.to_dict(), seeds=[r["seed"] for r in records], device=str(accelerator.device)),
     }
     if accelerator.is_main_process:
-        write_json_atomic(out / "summary.json", summary)
+        write_json_atomic(out / SUMMARY_FILE, summary)
         shutil.rmtree(out / "checkpoints", ignore_errors=True)
     return summary
 

@@ -33,7 +33,8 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
   ``rand`` and ``oracle``. The kept checkpoint maximises ``--select`` (``routed`` by default; ``among_best`` for a
   PRM without accuracies or when asked), then the lower val loss; ``--patience N`` stops after N epochs without a
   better one. It is saved to ``--out`` with ``save_pretrained`` and a card.
-- Logged to ``--out/metrics.jsonl`` and the console; tqdm progress bar on the main process.
+- Logged to ``--out/metrics.jsonl`` (the history, rewritten whole and atomically at each validation) and the
+  console; tqdm progress bar on the main process.
 - Resumable: the accelerate state (model, optimiser, scheduler, RNG) and ``trainer_state.json`` are saved to
   ``--out/checkpoint`` at each epoch end (and every ``--checkpoint-every`` steps); rerunning the same command resumes
   where it stopped, skipping the batches already seen. A run with other settings in the same ``--out`` is refused.
@@ -58,7 +59,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hypergvl.atomic import latest_dir, replace_dir, write_json
+from hypergvl.atomic import latest_dir, replace_dir, write_json, write_text
 from hypergvl.cli import UserError, releases_process_group
 from hypergvl.evaluators.preflight import check_hub_model
 from hypergvl.evaluators.routing import TOP
@@ -67,7 +68,8 @@ from hypergvl.provenance import provenance
 from .model import MINILM, WiseHyGR, model_card
 from .prm import LABELS, load_prm, log_to_console
 
-__all__ = ["TrainConfig", "train", "group_problems", "class_weights", "validate", "main"]
+__all__ = ["TrainConfig", "train", "train_one_epoch", "parameter_groups", "group_problems", "class_weights", "validate",
+           "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -283,9 +285,193 @@ def _is_head(name: str) -> bool:
     return any(part in HEAD_PARAMETERS for part in name.split("."))
 
 
+def _resume_or_finished(out: Path, key: dict, acc) -> tuple[dict, Path | None, bool]:
+    """``(state, checkpoint to resume from or None, finished)``: the saved state of a run in ``out`` with the same
+    ``key`` (its checkpoint, or the one before it if a save was cut short; or the final state of a finished run),
+    else a fresh state. A run with other settings in ``out`` is refused."""
+    state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "best": None, "history": [], "done": False}
+    resume_from = latest_dir(out / "checkpoint", STATE_FILE)
+    if resume_from is not None:
+        saved = json.loads((resume_from / STATE_FILE).read_text())
+        if saved["key"] != key:
+            diff = sorted(k for k in set(key) | set(saved["key"]) if key.get(k) != saved["key"].get(k))
+            raise ValueError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
+        return saved["state"], resume_from, False
+    if (out / STATE_FILE).is_file():
+        saved = json.loads((out / STATE_FILE).read_text())
+        if saved["key"] != key:
+            raise ValueError(f"{out} holds a finished run with other settings; use another --out")
+        if acc.is_main_process:
+            logger.info("%s: training already finished (%s)", out, saved["state"]["best"])
+        return saved["state"], None, True
+    return state, None, False
+
+
+def parameter_groups(model, cfg: TrainConfig) -> list[dict]:
+    """AdamW's groups: weight decay on all but biases and norms, ``head_lr`` for the fresh head (:func:`_is_head`)
+    and ``lr`` for the pretrained body."""
+    no_decay = ("bias", "LayerNorm.weight", "layernorm", "layer_norm")
+    head_lr = cfg.lr if cfg.head_lr is None else cfg.head_lr
+    groups = []
+    for decay in (True, False):
+        for head in (False, True):
+            params = [p for n, p in model.named_parameters()
+                      if any(k in n for k in no_decay) != decay and _is_head(n) == head]
+            if params:
+                groups.append({"params": params, "weight_decay": cfg.weight_decay if decay else 0.0,
+                               "lr": head_lr if head else cfg.lr})
+    return groups
+
+
+@dataclass
+class _Run:
+    """What one training run's steps share: its settings, data, the prepared model and optimiser, and the state
+    saved with each checkpoint (``epoch``, ``step_in_epoch``, ``global_step``, ``best``, ``history``, ``done``)."""
+
+    cfg: TrainConfig
+    acc: object  # accelerate.Accelerator
+    router: WiseHyGR
+    model: object  # the prepared (wrapped) model
+    optimizer: object
+    scheduler: object
+    train_set: list
+    val_set: list
+    weights: np.ndarray
+    key: dict
+    prm_meta: dict
+    state: dict
+    steps_per_epoch: int
+    epochs: int
+
+    @property
+    def out(self) -> Path:
+        return Path(self.cfg.out)
+
+
+def _save_checkpoint(run: _Run) -> None:
+    """The accelerate state (model, optimiser, scheduler, RNG) and the trainer state, replacing ``out/checkpoint``
+    whole (a cut save leaves the one before it)."""
+    acc, out = run.acc, run.out
+    acc.wait_for_everyone()
+    tmp = out / "checkpoint.tmp"
+    if acc.is_main_process and tmp.exists():
+        shutil.rmtree(tmp)
+    acc.wait_for_everyone()
+    acc.save_state(str(tmp))
+    if acc.is_main_process:
+        write_json(tmp / STATE_FILE, {"key": run.key, "state": run.state}, sort_keys=True)
+        replace_dir(tmp, out / "checkpoint")
+    acc.wait_for_everyone()
+
+
+def _save_best(run: _Run, metrics: dict) -> None:
+    """The model as it is now, saved to ``out`` with its card (the best epoch so far)."""
+    if not run.acc.is_main_process:
+        return
+    cfg, router = run.cfg, run.router
+    best_router = WiseHyGR(run.acc.unwrap_model(run.model), router.tokenizer, cfg.max_length, cfg.truncation_side,
+                           router.metadata, cfg.header)
+    prm_info = {k: run.prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
+                                                 "uninformative_dropped", "config") if k in run.prm_meta}
+    best_router.save_pretrained(run.out, prm={"source": str(cfg.prm), "sha256": run.key["prm_sha256"], **prm_info},
+                                metrics=metrics, history=run.state["history"],
+                                training={k: v for k, v in cfg.resume_key().items() if k != "prm"},
+                                provenance=provenance(cfg.resume_key(), seeds=[cfg.seed], device=str(run.acc.device)))
+
+
+def _end_of_epoch(run: _Run, epoch: int, running: list[float], end_of_epoch: bool) -> bool:
+    """Validate, keep the best model, log (``metrics.jsonl`` rewritten whole from the history, atomically);
+    returns whether early stopping ends the run."""
+    cfg, acc, state = run.cfg, run.acc, run.state
+    run.router.model = acc.unwrap_model(run.model)
+    metrics = {"epoch": epoch, "step": state["global_step"],
+               "train_loss": float(np.mean(running)) if running else float("nan"),
+               **validate(run.router, run.val_set, cfg.eval_batch_size, cfg.target)}
+    state["history"].append(metrics)
+    best, stop = state["best"], False
+    if best is None or selection_key(metrics, cfg.select) > selection_key(best, cfg.select):
+        state["best"] = metrics
+        _save_best(run, metrics)
+    elif cfg.patience is not None and end_of_epoch and epoch - state["best"]["epoch"] >= cfg.patience:
+        stop = True  # early stopping: no better epoch for `patience` epochs
+    if acc.is_main_process:
+        logger.info("epoch %d step %d: train loss %.4f, val loss %.4f, top1 %.2f%%, among_best %.2f%%, "
+                    "routed %.2f%% (Top %.2f, Rand %.2f, oracle %.2f)", epoch, metrics["step"],
+                    metrics["train_loss"], metrics["val_loss"], metrics["top1"], metrics["among_best"],
+                    metrics["routed"], metrics["top"], metrics["rand"], metrics["oracle"])
+        write_text(run.out / "metrics.jsonl", "".join(json.dumps(h) + "\n" for h in state["history"]))
+    run.model.train()
+    return stop
+
+
+def train_one_epoch(run: _Run, bar) -> bool:
+    """The steps of the state's epoch from ``step_in_epoch`` on (a seeded permutation, each process its slice of
+    every global batch), validating at its end or at ``max_steps``, checkpointing at its end (and every
+    ``checkpoint_every`` steps); returns whether the run stops (``max_steps`` or early stopping)."""
+    cfg, acc, state = run.cfg, run.acc, run.state
+    global_batch = cfg.batch_size * acc.num_processes
+    rank = acc.process_index
+    epoch = state["epoch"]
+    perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(run.train_set))
+    perm = np.resize(perm, run.steps_per_epoch * global_batch)  # wrap around so every process gets full batches
+    run.model.train()
+    running, stop = [], False
+    for step in range(state["step_in_epoch"], run.steps_per_epoch):
+        idx = perm[step * global_batch:(step + 1) * global_batch][rank * cfg.batch_size:(rank + 1) * cfg.batch_size]
+        batch_problems = [run.train_set[i] for i in idx]
+        enc = run.router.encode([p.description for p in batch_problems], [p.question for p in batch_problems])
+        enc = {k: v.to(acc.device) for k, v in enc.items()}
+        with acc.autocast():
+            logits = run.model(**enc).logits
+        loss = target_loss(logits, batch_problems, cfg.target, run.weights)
+        acc.backward(loss)
+        acc.clip_grad_norm_(run.model.parameters(), 1.0)
+        run.optimizer.step()
+        run.scheduler.step()
+        run.optimizer.zero_grad()
+        state["global_step"] += 1
+        state["step_in_epoch"] = step + 1
+        running.append(float(acc.gather(loss.detach()[None]).mean()))
+        bar.update(1)
+        bar.set_postfix(epoch=epoch, loss=f"{running[-1]:.4f}")
+        if cfg.max_steps is not None and state["global_step"] >= cfg.max_steps:
+            stop = True
+        end_of_epoch = state["step_in_epoch"] == run.steps_per_epoch
+        if end_of_epoch or stop:
+            stop = _end_of_epoch(run, epoch, running, end_of_epoch) or stop
+            running = []
+        if end_of_epoch:
+            state["epoch"], state["step_in_epoch"] = epoch + 1, 0
+        if end_of_epoch or stop or (cfg.checkpoint_every and state["global_step"] % cfg.checkpoint_every == 0):
+            _save_checkpoint(run)
+        if stop:
+            break
+    return stop
+
+
+def _finish(run: _Run) -> None:
+    """Mark the run done: the kept model's card gets the full history (it was saved before the later epochs), the
+    final state is written to ``out`` and the checkpoint removed (unless ``keep_checkpoint``)."""
+    acc, out, state = run.acc, run.out, run.state
+    state["done"] = True
+    acc.wait_for_everyone()
+    if acc.is_main_process:
+        meta_path = out / "wisehygr.json"
+        if meta_path.is_file():
+            meta = json.loads(meta_path.read_text())
+            meta["history"] = state["history"]
+            write_json(meta_path, meta, sort_keys=True)
+            (out / "README.md").write_text(model_card(meta), encoding="utf-8")
+        write_json(out / STATE_FILE, {"key": run.key, "state": state}, sort_keys=True)
+        if not run.cfg.keep_checkpoint and (out / "checkpoint").exists():
+            shutil.rmtree(out / "checkpoint")
+    acc.wait_for_everyone()
+
+
 def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
     """Train (or resume) and return the final trainer state (history, best metrics); ``quiet``: the command line's
-    :func:`quiet_libraries`, once the PRM has loaded."""
+    :func:`quiet_libraries`, once the PRM has loaded. The HNN trainer's shape: resume, parameter groups, one epoch
+    at a time, finish."""
     prm = load_prm(cfg.prm)  # before torch, accelerate and transformers load (8-9 s): a wrong --prm fails at once
     train_set, val_set = group_problems(prm["train"]), group_problems(prm["validation"])
     if not train_set:
@@ -303,156 +489,41 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
     # only sets up its gloo process group when told the run is on CPU
     acc = Accelerator(cpu=not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1)
     out = Path(cfg.out)
-    ckpt = out / "checkpoint"
     prm_meta = {}
     if Path(cfg.prm).is_dir() and (Path(cfg.prm) / "prm.json").is_file():
         prm_meta = json.loads((Path(cfg.prm) / "prm.json").read_text())
     key = {**cfg.resume_key(), "prm_sha256": _digest(cfg.prm), "num_processes": acc.num_processes}
-
-    state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "best": None, "history": [], "done": False}
-    resume_from = latest_dir(ckpt, STATE_FILE)  # the checkpoint, or the one before it if a save was cut short
-    if resume_from is not None:
-        saved = json.loads((resume_from / STATE_FILE).read_text())
-        if saved["key"] != key:
-            diff = sorted(k for k in set(key) | set(saved["key"]) if key.get(k) != saved["key"].get(k))
-            raise ValueError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
-        state = saved["state"]
-    elif (out / STATE_FILE).is_file():
-        saved = json.loads((out / STATE_FILE).read_text())
-        if saved["key"] != key:
-            raise ValueError(f"{out} holds a finished run with other settings; use another --out")
-        if acc.is_main_process:
-            logger.info("%s: training already finished (%s)", out, saved["state"]["best"])
-        return saved["state"]
+    state, resume_from, finished = _resume_or_finished(out, key, acc)
+    if finished:
+        return state
 
     set_seed(cfg.seed)
     router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side, cfg.header)
     if cfg.target != "best":
         _accuracies(train_set)  # a PRM without the accuracies column fails here, before any step
     weights = class_weights(train_set) if cfg.class_weights else np.ones(len(LABELS))
-    model = router.model
-    no_decay = ("bias", "LayerNorm.weight", "layernorm", "layer_norm")
-    head_lr = cfg.lr if cfg.head_lr is None else cfg.head_lr
-    groups = []
-    for decay in (True, False):
-        for head in (False, True):
-            params = [p for n, p in model.named_parameters()
-                      if any(k in n for k in no_decay) != decay and _is_head(n) == head]
-            if params:
-                groups.append({"params": params, "weight_decay": cfg.weight_decay if decay else 0.0,
-                               "lr": head_lr if head else cfg.lr})
-    optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True)  # one kernel per step (CPU and GPU)
-    global_batch = cfg.batch_size * acc.num_processes
-    steps_per_epoch = math.ceil(len(train_set) / global_batch)
+    optimizer = torch.optim.AdamW(parameter_groups(router.model, cfg), lr=cfg.lr, fused=True)  # one kernel a step
+    steps_per_epoch = math.ceil(len(train_set) / (cfg.batch_size * acc.num_processes))
     epochs = epochs_to_run(cfg, steps_per_epoch)
     total = steps_per_epoch * epochs if cfg.max_steps is None else min(cfg.max_steps, steps_per_epoch * epochs)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
-    model, optimizer = acc.prepare(model, optimizer)
+    model, optimizer = acc.prepare(router.model, optimizer)
     acc.register_for_checkpointing(scheduler)  # stepped once per optimiser step, by us (not acc.prepare'd)
     if resume_from is not None:
         acc.load_state(str(resume_from))
         if acc.is_main_process:
             logger.info("resumed from %s at epoch %d, step %d", resume_from, state["epoch"], state["global_step"])
-
-    def save_checkpoint() -> None:
-        acc.wait_for_everyone()
-        tmp = out / "checkpoint.tmp"
-        if acc.is_main_process and tmp.exists():
-            shutil.rmtree(tmp)
-        acc.wait_for_everyone()
-        acc.save_state(str(tmp))
-        if acc.is_main_process:
-            write_json(tmp / STATE_FILE, {"key": key, "state": state}, sort_keys=True)
-            replace_dir(tmp, ckpt)
-        acc.wait_for_everyone()
-
-    def save_best(metrics: dict) -> None:
-        if not acc.is_main_process:
-            return
-        best_router = WiseHyGR(acc.unwrap_model(model), router.tokenizer, cfg.max_length, cfg.truncation_side,
-                               router.metadata, cfg.header)
-        prm_info = {k: prm_meta.get(k) for k in ("runs", "split", "num_meta_problems", "num_uninformative",
-                                                  "uninformative_dropped", "config") if k in prm_meta}
-        best_router.save_pretrained(out, prm={"source": str(cfg.prm), "sha256": key["prm_sha256"], **prm_info},
-                                    metrics=metrics, history=state["history"],
-                                    training={k: v for k, v in cfg.resume_key().items() if k != "prm"},
-                                    provenance=provenance(cfg.resume_key(), seeds=[cfg.seed], device=str(acc.device)))
+    run = _Run(cfg, acc, router, model, optimizer, scheduler, train_set, val_set, weights, key, prm_meta, state,
+               steps_per_epoch, epochs)
 
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=total, initial=state["global_step"], unit="step", desc="train WiseHyGR",
                disable=None if progress and acc.is_main_process else True)
-    rank = acc.process_index
-    stop = False
-    running = []
-    while state["epoch"] < epochs and not stop:
-        epoch = state["epoch"]
-        perm = np.random.default_rng([cfg.seed, epoch]).permutation(len(train_set))
-        perm = np.resize(perm, steps_per_epoch * global_batch)  # wrap around so every process gets full batches
-        model.train()
-        for step in range(state["step_in_epoch"], steps_per_epoch):
-            idx = perm[step * global_batch:(step + 1) * global_batch][rank * cfg.batch_size:(rank + 1) * cfg.batch_size]
-            batch_problems = [train_set[i] for i in idx]
-            enc = router.encode([p.description for p in batch_problems], [p.question for p in batch_problems])
-            enc = {k: v.to(acc.device) for k, v in enc.items()}
-            with acc.autocast():
-                logits = model(**enc).logits
-            loss = target_loss(logits, batch_problems, cfg.target, weights)
-            acc.backward(loss)
-            acc.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            state["global_step"] += 1
-            state["step_in_epoch"] = step + 1
-            running.append(float(acc.gather(loss.detach()[None]).mean()))
-            bar.update(1)
-            bar.set_postfix(epoch=epoch, loss=f"{running[-1]:.4f}")
-            if cfg.max_steps is not None and state["global_step"] >= cfg.max_steps:
-                stop = True
-            end_of_epoch = state["step_in_epoch"] == steps_per_epoch
-            if end_of_epoch or stop:
-                router.model = acc.unwrap_model(model)
-                metrics = {"epoch": epoch, "step": state["global_step"],
-                           "train_loss": float(np.mean(running)) if running else float("nan"),
-                           **validate(router, val_set, cfg.eval_batch_size, cfg.target)}
-                running = []
-                state["history"].append(metrics)
-                best = state["best"]
-                if best is None or selection_key(metrics, cfg.select) > selection_key(best, cfg.select):
-                    state["best"] = metrics
-                    save_best(metrics)
-                elif cfg.patience is not None and end_of_epoch and \
-                        epoch - state["best"]["epoch"] >= cfg.patience:
-                    stop = True  # early stopping: no better epoch for `patience` epochs
-                if acc.is_main_process:
-                    logger.info("epoch %d step %d: train loss %.4f, val loss %.4f, top1 %.2f%%, among_best %.2f%%, "
-                                "routed %.2f%% (Top %.2f, Rand %.2f, oracle %.2f)", epoch, metrics["step"],
-                                metrics["train_loss"], metrics["val_loss"], metrics["top1"], metrics["among_best"],
-                                metrics["routed"], metrics["top"], metrics["rand"], metrics["oracle"])
-                    with open(out / "metrics.jsonl", "a", encoding="utf-8") as f:
-                        f.write(json.dumps(metrics) + "\n")
-                model.train()
-            if end_of_epoch:
-                state["epoch"], state["step_in_epoch"] = epoch + 1, 0
-            if end_of_epoch or stop or (cfg.checkpoint_every and state["global_step"] % cfg.checkpoint_every == 0):
-                save_checkpoint()
-            if stop:
-                break
+    while state["epoch"] < epochs:
+        if train_one_epoch(run, bar):
+            break
     bar.close()
-    state["done"] = True
-    acc.wait_for_everyone()
-    if acc.is_main_process:
-        # the kept model's card gets the full history (save_best ran before the later epochs)
-        meta_path = out / "wisehygr.json"
-        if meta_path.is_file():
-            meta = json.loads(meta_path.read_text())
-            meta["history"] = state["history"]
-            write_json(meta_path, meta, sort_keys=True)
-            (out / "README.md").write_text(model_card(meta), encoding="utf-8")
-        write_json(out / STATE_FILE, {"key": key, "state": state}, sort_keys=True)
-        if not cfg.keep_checkpoint and ckpt.exists():
-            shutil.rmtree(ckpt)
-    acc.wait_for_everyone()
+    _finish(run)
     return state
 
 

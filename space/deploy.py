@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from hypergvl.wheel import build_wheel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -42,30 +41,6 @@ def stage(out: Path, *, wheel: bool = True) -> Path:
         requirements += f"./{build_wheel(out).name}\n"
     (out / "requirements.txt").write_text(requirements)
     return out
-
-
-def build_wheel(dest: Path, root: Path = ROOT) -> Path:
-    """The project's wheel in ``dest``, built from a copy of the checkout's source files (tracked, or new and not
-    ignored): setuptools' ``build/`` folder in a checkout keeps the files of earlier builds, modules since moved or
-    renamed among them, and a wheel built in place would ship them."""
-    dest = Path(dest)
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "src"
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-                                capture_output=True)
-        if listed.returncode == 0:
-            for name in filter(None, listed.stdout.decode().split("\0")):
-                if (root / name).is_file():  # a tracked file deleted in the work tree is not copied
-                    (src / name).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(root / name, src / name)
-        else:  # not a git checkout (an unpacked source archive)
-            shutil.copytree(root, src, ignore=shutil.ignore_patterns("build", ".venv", "*.egg-info", "__pycache__",
-                                                                     ".git"))
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                        "--wheel-dir", str(Path(tmp) / "dist"), str(src)], check=True)
-        (built,) = (Path(tmp) / "dist").glob("hypergvl-*.whl")
-        dest.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.move(built, dest / built.name))
 
 
 def deploy(space_id: str, staged: Path, *, api=None, secrets: dict | None = None, variables: dict | None = None,

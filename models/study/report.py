@@ -19,7 +19,6 @@ effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.trainer` out
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from pathlib import Path
@@ -30,11 +29,12 @@ import numpy as np
 from hypergvl.models.config import ConfigError
 from hypergvl.models.study import STUDIES
 
-from hypergvl.models.trainer import write_json_atomic
+from hypergvl.models.trainer import SUMMARY_FILE, NotATrainerSummary, read_summary, write_json_atomic
 from hypergvl.provenance import provenance
 
 from .common import SCHEMA_VERSION, aggregate, iter_points
 from .paper import FAIRNESS_METRICS, degenerate_note, paper_value, within
+from .robustness_claims import accuracies, claim_rows
 
 LEVELS = ("structure", "feature", "supervision")
 METRIC_NAMES = {"accuracy": "Acc", "delta_dp": "ΔDP", "delta_eo": "ΔEO", "auroc": "AUROC", "ap": "AP",
@@ -179,8 +179,6 @@ def _grid_run(by: dict) -> list[str]:
 
 def _claims(by: dict, record: dict) -> list[str]:
     """The claim table of section 4.3 for each dataset (:mod:`hypergvl.models.study.robustness_claims`)."""
-    from .robustness_claims import accuracies, claim_rows
-
     out = []
     rec = record.setdefault("robustness_claims", [])
     for ds in sorted({d for d, _ in by}):
@@ -503,15 +501,17 @@ _EFFECT = {"node": ("Table 1 / A5: node classification", ("accuracy",)),
 def _summaries(roots: Iterable[Path]) -> list[dict]:
     out = []
     for root in roots:
-        for p in sorted(Path(root).glob("**/summary.json")):
+        for p in sorted(Path(root).glob(f"**/{SUMMARY_FILE}")):
             parts = p.relative_to(root).parts
             if any(parts[i] == "train" and i > 0 and parts[i - 1] in STUDIES for i in range(len(parts))):
                 continue
             if parts[0] == "train" and Path(root).name in STUDIES:  # the input is a study folder itself
                 continue
-            doc = json.loads(p.read_text())
-            if {"model", "dataset", "task", "test_metrics"} <= set(doc):
-                out.append({**doc, "_path": str(p)})
+            try:
+                doc = read_summary(p.parent)
+            except NotATrainerSummary:  # another tool's summary.json among the inputs
+                continue
+            out.append({**doc, "_path": str(p)})
     return out
 
 

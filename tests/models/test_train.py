@@ -188,6 +188,8 @@ def test_end_to_end_each_task_writes_summary(tmp_path, task, data, metric, extra
     summary = TR.run_experiment("HGNN", "synthetic", task, out=out, runs=2, data=data(), progress=False,
                                 overrides=["epochs=4", "hidden=8", "eval_every=1", *extra])
     _check_summary(out, summary, "HGNN", task, metric, 2)
+    # the one reader of the file gives back what the trainer wrote
+    assert TR.read_summary(out) == json.loads(json.dumps(summary, default=str))
     if task == "hyperedge":
         assert set(summary["test_metrics"]) >= {"auroc", "ap", "auroc_sized", "auroc_motif", "auroc_clique"}
     if task == "graph":
@@ -310,7 +312,8 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
     repro = load_reproduction_script()
     done = tmp_path / "HGNN" / "cora-ca" / "hyperedge-paper"
     done.mkdir(parents=True)
-    (done / "summary.json").write_text(json.dumps({"mean": 88.0, "std": 1.0, "runs": [{}, {}, {}],
+    (done / "summary.json").write_text(json.dumps({"model": "HGNN", "dataset": "cora-ca", "task": "hyperedge",
+                                                   "mean": 88.0, "std": 1.0, "runs": [{}, {}, {}],
                                                    "test_metrics": {"ap": {"mean": 90.0, "std": 0.5}}}))
     row = repro.run_row("HGNN", "cora-ca", "hyperedge", 5, tmp_path, None, {"hyperedge": "paper"}, report_only=True)
     assert row["status"] == "pass" and row["runs"] == 3 and row["ours2"] == (90.0, 0.5)  # paper 89.16 ± 1.11
@@ -322,6 +325,16 @@ def test_reproduction_report_only_reads_finished_summaries_and_trains_nothing(tm
     # under the paper protocol the reference's singleton hyperedges for HyperGCN and TF-HNN come along
     assert "task.self_loops=true" in repro.PAPER_MODEL_OVERRIDES[("graph", "HyperGCN")]
     assert ("graph", "HGNN") not in repro.PAPER_MODEL_OVERRIDES
+
+
+def test_read_summary_is_none_for_an_unfinished_folder_and_names_a_bad_file(tmp_path):
+    assert TR.read_summary(tmp_path) is None
+    (tmp_path / "summary.json").write_text('{"model": "HGNN", "data')
+    with pytest.raises(ValueError, match="summary.json: not a JSON file"):
+        TR.read_summary(tmp_path)
+    (tmp_path / "summary.json").write_text('{"accuracy": 1}')
+    with pytest.raises(TR.NotATrainerSummary, match="test_metrics"):
+        TR.read_summary(tmp_path)
 
 
 def test_reproduction_paper_overrides_resolve_and_build():

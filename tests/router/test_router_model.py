@@ -216,3 +216,55 @@ def test_push_to_hub_uploads_the_saved_folder(tiny_router, monkeypatch):
     assert url == "https://huggingface.co/org/wisehygr" and calls["create"] == ("org/wisehygr", "model", True)
     assert {"config.json", "model.safetensors", "wisehygr.json", "README.md", "tokenizer.json"} <= set(calls["files"])
     assert "## Training data" in calls["card"] and "## Intended use" in calls["card"]
+
+
+def test_the_pushed_router_loads_from_its_uploaded_files_alone(tiny_router, monkeypatch, tmp_path):
+    """What ``push_to_hub`` uploads, loaded the two ways its card and the Hub offer, in a fresh process from those
+    files alone: the card's ``WiseHyGR.from_pretrained`` routes as the trained router does, and plain transformers
+    (``AutoModelForSequenceClassification``, ``AutoTokenizer``) gives the same logits and the 35 labels by name."""
+    import shutil
+    import subprocess
+    import sys
+
+    import huggingface_hub
+
+    published = tmp_path / "org--wisehygr"
+
+    class FakeApi:
+        def __init__(self, token=None):
+            pass
+
+        def create_repo(self, repo_id, **kw):
+            return f"https://huggingface.co/{repo_id}"
+
+        def upload_folder(self, repo_id, folder_path, **kw):
+            shutil.copytree(folder_path, published)
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    router = WiseHyGR.from_pretrained(tiny_router)
+    router.push_to_hub("org/wisehygr")
+    card = (published / "README.md").read_text()
+    assert 'WiseHyGR.from_pretrained("DIR_OR_HUB_ID")' in card
+    rows = [generate_problem(t, seed=8, scale="medium") for t in ("HEC", "VC", "OSP", "Ne", "ISM")]
+    d, q = [x["text_ho_neigh"] for x in rows], [x["question"] for x in rows]
+    code = """
+import json, sys, torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from hypergvl.router import WiseHyGR
+folder, d, q = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+r = WiseHyGR.from_pretrained(folder)
+model, tok = AutoModelForSequenceClassification.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+enc = r.encode(d, q)
+with torch.no_grad():
+    plain = model(**enc).logits
+print(json.dumps({"routes": r.route_texts(d, q), "plain": plain.tolist(), "ours": r.logits(d, q).tolist(),
+                  "labels": [model.config.id2label[i] for i in range(model.config.num_labels)]}))
+"""
+    run = subprocess.run([sys.executable, "-c", code, str(published), json.dumps(d), json.dumps(q)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert [tuple(x) for x in got["routes"]] == [tuple(x) for x in router.route_texts(d, q)]
+    assert torch.allclose(torch.tensor(got["plain"]), router.logits(d, q), atol=1e-5)
+    assert torch.allclose(torch.tensor(got["ours"]), router.logits(d, q), atol=1e-5)
+    assert got["labels"] == list(LABELS) and len(LABELS) == len(COMBINATIONS)

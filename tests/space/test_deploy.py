@@ -58,3 +58,30 @@ def test_stage_builds_the_project_wheel(tmp_path):
     out = stage(tmp_path / "stage")
     (wheel,) = out.glob("hypergvl-*.whl")
     assert f"./{wheel.name}" in (out / "requirements.txt").read_text()
+
+
+@pytest.mark.slow
+def test_the_staged_bundle_starts_from_its_own_files_and_serves_the_leaderboard(space_service, tmp_path):
+    """The bundle as the Hub runs it: pip installs the package line of its requirements.txt from the bundle (the
+    wheel staged beside app.py; the pinned lines are this environment's), and ``python app.py`` in the bundle, in a
+    fresh process whose ``hypergvl`` is that install, serves the leaderboard of its data folder (the baselines a
+    Space seeds) through the API a visitor's client calls."""
+    import shutil
+
+    from space_process import started
+
+    out = stage(tmp_path / "stage")
+    package = (out / "requirements.txt").read_text().splitlines()[-1]
+    assert package.startswith("./hypergvl-") and (out / package).is_file()
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", "--target",
+                    str(site), package], cwd=out, check=True, timeout=600)
+    data = tmp_path / "data"
+    shutil.copytree(space_service.config.data_dir, data)
+    env = {"HYPERGVL_SPACE_DATA": str(data), "HYPERGVL_PER_TASK": "1"}
+    with started(out, pythonpath=site, env=env) as client:
+        table = client.predict(api_name="/leaderboard")
+    frame = table.get("value", table)  # the Refresh handler returns gr.update(value=..., datatype=...)
+    cells = {str(c) for row in frame["data"] for c in row}
+    stored = {e.model for e in space_service.store.entries()}
+    assert stored and all(any(m in c for c in cells) for m in stored), (stored, frame["headers"])

@@ -1,7 +1,7 @@
 """``hypergvl report RESULTS...``: the paper's tables and figures from leaderboard submissions.
 
-Table 3 layout: one row per model, one column per task the runs have (the paper's twelve first, then any task beyond
-them), then Avg.U and Avg.R (the paper's six understanding and six reasoning tasks, HyperGVL sec. 3.2) and, when a run
+Table 3 layout: one row per model, one column per task (the paper's twelve, then any task beyond them a run has),
+then Avg.U and Avg.R (the paper's six understanding and six reasoning tasks, HyperGVL sec. 3.2) and, when a run
 has a task beyond the paper's, Avg.Ext (the mean over those); a run without a task shows ``-`` for it, and a line
 under the table says over which tasks each average is taken (:data:`hypergvl.paper.AVERAGES`). Beside it, per
 model, the share of answers cut at the token limit and the scorer version (:func:`generation_table`): a low score
@@ -79,12 +79,12 @@ PAPER_LAYOUT = (PAPER_TASKS, ("avg_u", "avg_r"))  # the paper's Tables 3 and 4: 
 
 
 def layout(scores: list[dict]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(task columns, average keys) of a table of these scores: every task one of them has, registered ones in
-    :func:`hypergvl.tasks.task_codes` order, then any other; Avg.U, Avg.R, and Avg.Ext when a task beyond the
-    paper's is among them."""
+    """(task columns, average keys) of a table of these scores: the paper's twelve (Table 3's columns, ``-`` where
+    a run has none), then every task beyond them one of the runs has, registered ones in
+    :func:`hypergvl.tasks.task_codes` order; Avg.U, Avg.R, and Avg.Ext when a task beyond the paper's is among them."""
     have = [t for s in scores for t in s.get("per_task", {})]
     order = list(task_codes())
-    tasks = tuple([t for t in order if t in have] + sorted({t for t in have if t not in order}))
+    tasks = tuple([t for t in order if t in PAPER_TASKS or t in have] + sorted({t for t in have if t not in order}))
     keys = ("avg_u", "avg_r") + (("avg_ext",) if any(t not in PAPER_TASKS for t in tasks) else ())
     return tasks, keys
 

@@ -135,7 +135,7 @@ def test_a_task_and_a_text_representation_flow_through_build_evaluate_score_repo
 
     # report: the new task has its own column and average, the new representation its own row
     text = report([here / "sym", here / "rnd"])
-    assert "| Model | VC | MXD | Avg.U | Avg.R | Avg.Ext |" in text and "| Edge-List |" in text
+    assert "| SHC | HHM | MXD | Avg.U | Avg.R | Avg.Ext |" in text and "| Edge-List |" in text
     assert "Avg.Ext: over the tasks beyond the paper's (MXD)" in text
     assert cli(["report", str(here / "sym"), "--paper"]) == 0  # the paper's layout beside ours: its twelve only
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from hypergvl.tasks import TASK_CODES, generate_problem  # noqa: E402
+from hypergvl.paper import PAPER_TASKS  # noqa: E402
+from hypergvl.tasks import generate_problem  # noqa: E402
 
 SCALE_MIX = ["small", "medium", "medium", "large"]  # 1:2:1
 
@@ -28,7 +29,7 @@ def main() -> None:
 
     rows, slowest, per_task = [], (0.0, ""), {}
     start = time.perf_counter()
-    for code in TASK_CODES:
+    for code in PAPER_TASKS:
         t_task = time.perf_counter()
         for i in range(args.per_task):
             t0 = time.perf_counter()

@@ -162,9 +162,11 @@ def write_prm(folder: Path, problems: int, seed: int = 0) -> tuple[Path, list[st
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hypergvl.router.prm import COMBINATIONS, LABELS, router_description, router_question, split_meta_ids
+    from hypergvl.paper import PAPER_COMBINATIONS as COMBINATIONS
+    from hypergvl.router.prm import combination_name, router_description, router_question, split_meta_ids
     from hypergvl.tasks import generate_problem
 
+    LABELS = [combination_name(*c) for c in COMBINATIONS]  # the paper's 35: the PRM's label set here
     rng = np.random.default_rng(seed)
     metas = [generate_problem(("VC", "HEC", "Ne")[i % 3], seed, "small", "synthetic", index=i)
              for i in range(problems)]

@@ -49,7 +49,9 @@ def make_problems(n: int, seed: int):
     responses = mix.build  # benchmarks/score.py's response mix
     from hypergvl.vqa import VISUAL_REPS
     from hypergvl.tasks import TASKS, generate_problem
-    from hypergvl.space.scoring import AXES, SampleIndex
+    from hypergvl.space.scoring import SampleIndex, axes
+
+    AXES = axes()
 
     preds, _ = responses(n, len(AXES["text_rep"]) * len(VISUAL_REPS), seed)
     meta, records, k = {}, [], 0
@@ -58,7 +60,7 @@ def make_problems(n: int, seed: int):
         scale = SCALES[(i // len(TASKS)) % len(SCALES)]
         row = generate_problem(code, seed + i, scale)
         mid = f"{code}-{i:05d}"
-        meta[mid] = (AXES["task"].index(code), AXES["scale"].index(scale), 0, row["reference"])
+        meta[mid] = (code, AXES["scale"].index(scale), 0, row["reference"])
         for t in AXES["text_rep"]:
             for v in VISUAL_REPS:
                 records.append({"id": f"{mid}/{t}/{v}", "meta_id": mid, "response": preds[k]})
@@ -67,14 +69,13 @@ def make_problems(n: int, seed: int):
 
 
 def naive_score(data: bytes, index) -> dict:
-    from hypergvl.tasks import TASK_CODES, score_response
+    from hypergvl.tasks import score_response
 
     right: dict[str, int] = {}
     total: dict[str, int] = {}
     for line in data.splitlines():
         rec = json.loads(line)
-        t, _, _, ref = index.meta[rec["id"].split("/")[0]]
-        task = TASK_CODES[t]
+        task, _, _, ref = index.meta[rec["id"].split("/")[0]]
         total[task] = total.get(task, 0) + 1
         right[task] = right.get(task, 0) + score_response(json.loads(ref), rec["response"]).correct
     return {t: 100.0 * right[t] / total[t] for t in total}

@@ -2,7 +2,8 @@
 (``evaluators/hypergvl_accuracy/``), ``hypergvl evaluate``/``score`` and the Space.
 
 HyperGVL, sec. 3.2 / Table 3: accuracy per task, "Avg.U and Avg.R represent the average accuracy across
-understanding and reasoning tasks"; sec. 3.4 / Table 4: the same per textual and per visual representation;
+understanding and reasoning tasks" (the paper's six and six, :data:`hypergvl.paper.AVERAGES`, whatever else is
+registered; a task beyond the paper's twelve counts in neither but in ``avg_ext``, its own average); sec. 3.4 / Table 4: the same per textual and per visual representation;
 sec. 3.5 / Fig. 4: per hypergraph scale for synthetic and real-world hypergraphs. Each response is checked by the
 task's verifier against the row's ``reference``; each distinct reference is parsed once and each distinct
 (reference, response) pair verified once.
@@ -16,7 +17,8 @@ import gc
 
 import numpy as np
 
-from hypergvl.tasks import TASKS, UNDERSTANDING, parse_reference
+from hypergvl.paper import averaged_over, averages
+from hypergvl.tasks import TASKS, parse_reference, task_codes
 
 from ._inputs import check_strings
 
@@ -34,7 +36,7 @@ def parse_row_reference(index, text):
         raise ValueError(f"references[{index}] is not a HyperGVL row reference: {error}") from None
 
 
-def _summaries(group_of, num_groups, task_of, correct, unparsed, codes, understanding):
+def _summaries(group_of, num_groups, task_of, correct, unparsed, codes):
     """Per-group statistics from integer group and task indices (one bincount each, no Python loop per sample)."""
     num_tasks = len(codes)
     cell = group_of * num_tasks + task_of
@@ -44,15 +46,12 @@ def _summaries(group_of, num_groups, task_of, correct, unparsed, codes, understa
     out = []
     for g in range(num_groups):
         n = int(total[g].sum())
-        per_task = {codes[t]: 100.0 * right[g, t] / total[g, t] for t in range(num_tasks) if total[g, t]}
-        u = [v for code, v in per_task.items() if code in understanding]
-        r = [v for code, v in per_task.items() if code not in understanding]
+        per_task = {codes[t]: float(100.0 * right[g, t] / total[g, t]) for t in range(num_tasks) if total[g, t]}
         out.append(
             {
                 "accuracy": 100.0 * float(right[g].sum()) / n,
-                "per_task": {code: float(v) for code, v in per_task.items()},
-                "avg_u": float(np.mean(u)) if u else None,
-                "avg_r": float(np.mean(r)) if r else None,
+                "per_task": per_task,
+                **averages(per_task),
                 "unparsed_rate": 100.0 * float(missed[g]) / n,
                 "num_samples": n,
                 "per_task_count": {codes[t]: int(total[g, t]) for t in range(num_tasks) if total[g, t]},
@@ -71,9 +70,8 @@ def accuracy_scores(predictions, references, text_reps=None, visual_reps=None, s
     groupings = {"text_reps": text_reps, "visual_reps": visual_reps, "scales": scales, "sources": sources}
     check_strings({"predictions": predictions, **{k: v for k, v in groupings.items() if v is not None}})
 
-    codes = list(TASKS)
+    codes = list(task_codes())  # every task registered now, the paper's first: the order of ``per_task``
     task_index = {code: t for t, code in enumerate(codes)}
-    understanding = set(UNDERSTANDING)
     parsed_by_add_batch = parsed_references or {}
     entries = {}  # reference string -> (Reference, task index)
     verdicts = {}  # (reference string, response) -> Verdict
@@ -102,10 +100,11 @@ def accuracy_scores(predictions, references, text_reps=None, visual_reps=None, s
 
     def summarise(labels):
         names, group_of = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
-        rows = _summaries(group_of.ravel(), len(names), task_of, correct, unparsed, codes, understanding)
+        rows = _summaries(group_of.ravel(), len(names), task_of, correct, unparsed, codes)
         return dict(zip(names.tolist(), rows))
 
-    output = _summaries(np.zeros(n, dtype=np.int64), 1, task_of, correct, unparsed, codes, understanding)[0]
+    output = _summaries(np.zeros(n, dtype=np.int64), 1, task_of, correct, unparsed, codes)[0]
+    output["averaged_over"] = averaged_over(output["per_task"])  # the tasks each average is taken over
     for name, key in _GROUPINGS:
         if groupings[name] is not None:
             output[key] = summarise(groupings[name])

@@ -25,8 +25,10 @@ Profile format::
     {"format": 1, "name": "...", "p": {"<TASK>": {"small": {"<text_rep>+<visual_rep>": 0.7, ...},
                                                   "medium": {...}, "large": {...}}, ...}}
 
-Every listed task needs all three scales and each scale all 35 combinations, with values in [0, 1]; tasks a profile
-does not list are refused when asked. A text-only sample (no image) gets the mean over the five visual columns.
+Every listed task needs all three scales, and every row the same pairs of registered representations (the shipped
+default: the paper's 35), with values in [0, 1]. A text-only sample (no image) gets the mean over its text
+representation's visual columns; a task or representation the profile does not list gets the mean over the listed
+ones (:class:`Profile`), and the ``profile`` routing policy never picks a pair it does not list (not routed).
 """
 from __future__ import annotations
 
@@ -40,9 +42,9 @@ from pathlib import Path
 
 from hypergvl import Hypergraph, solvers, text
 from hypergvl.build_folder import dataset_info, load_rows
-from hypergvl.tasks import Instance, TASKS, TASK_CODES, score_response
+from hypergvl.tasks import Instance, TASKS, score_response, task_codes
 from hypergvl.text import TEXT_REPS
-from hypergvl.vqa import VISUAL_REPS
+from hypergvl.vqa import VISUAL_REPS, combinations
 
 from .adapters import ModelInfo, Sample, register_adapter
 
@@ -113,7 +115,14 @@ DEFAULT_PROFILE = Path(__file__).resolve().parent / "profiles" / "default.json"
 
 @dataclass(frozen=True)
 class Profile:
-    """A validated profile table: ``p(task, scale, text_rep, visual_rep)`` in [0, 1]."""
+    """A validated profile table: ``p(task, scale, text_rep, visual_rep)`` in [0, 1].
+
+    Every row lists the same pairs ``<text_rep>+<visual_rep>`` of registered representations (the shipped default:
+    the paper's 35); a registered pair the profile does not list is not routed by the ``profile`` policy
+    (:meth:`not_routed`), and a sample shown in it is answered with the mean p over the listed pairs that share its
+    text (or visual) representation, over all of them when it shares neither: the profile's average model, as a
+    text-only sample gets the mean over its text representation's visual columns. A registered task the profile does
+    not list is answered with the mean over its listed tasks' rows at the same scale."""
 
     name: str
     table: dict  # task -> scale -> "text+visual" -> probability
@@ -121,47 +130,79 @@ class Profile:
 
     def __post_init__(self):
         where = self.source or self.name
-        labels = {f"{t}+{v}" for t in TEXT_REPS for v in VISUAL_REPS}
         if not isinstance(self.table, dict) or not self.table:
             raise ValueError(f"profile {where}: 'p' must be a non-empty object task -> scale -> combination -> p")
+        pairs = None
         for task, per in self.table.items():
-            if task not in TASK_CODES:
-                raise ValueError(f"profile {where}: unknown task {task!r}; tasks are {', '.join(TASK_CODES)}")
+            if task not in TASKS:
+                raise ValueError(f"profile {where}: unknown task {task!r}; tasks are {', '.join(task_codes())}")
             if not isinstance(per, dict) or set(per) != set(PROFILE_SCALES):
                 got = sorted(per) if isinstance(per, dict) else type(per).__name__
                 raise ValueError(f"profile {where}: task {task} needs exactly the scales "
                                  f"{', '.join(PROFILE_SCALES)}, got {got}")
             for scale, row in per.items():
-                if not isinstance(row, dict) or set(row) != labels:
-                    missing = sorted(labels - set(row)) if isinstance(row, dict) else ["all"]
-                    extra = sorted(set(row) - labels) if isinstance(row, dict) else []
-                    raise ValueError(f"profile {where}: {task}/{scale} must give all 35 combinations "
-                                     f"'<text_rep>+<visual_rep>' (missing {missing[:3]}, unknown {extra[:3]})")
+                if not isinstance(row, dict) or not row:
+                    raise ValueError(f"profile {where}: {task}/{scale} must be a non-empty object "
+                                     "'<text_rep>+<visual_rep>' -> p")
+                unknown = sorted(k for k in row if _split_pair(k) is None)
+                if unknown:
+                    raise ValueError(f"profile {where}: {task}/{scale} names {unknown[:3]}, not pairs "
+                                     "'<text_rep>+<visual_rep>' of registered representations (text: "
+                                     f"{', '.join(TEXT_REPS)}; visual: {', '.join(VISUAL_REPS)})")
+                if pairs is None:
+                    pairs = set(row)
+                elif set(row) != pairs:
+                    raise ValueError(f"profile {where}: {task}/{scale} must list the same pairs as the other rows "
+                                     f"(missing {sorted(pairs - set(row))[:3]}, extra {sorted(set(row) - pairs)[:3]})")
                 for label, value in row.items():
                     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                         raise ValueError(f"profile {where}: {task}/{scale}/{label} must be a number in [0, 1], "
                                          f"got {value!r}")
 
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The (text, visual) pairs the profile lists, in :func:`hypergvl.vqa.combinations` order."""
+        row = next(iter(next(iter(self.table.values())).values()))
+        return tuple(c for c in combinations() if f"{c[0]}+{c[1]}" in row)
+
+    def not_routed(self) -> list[str]:
+        """The registered pairs the profile does not list (``text+visual``): the ``profile`` policy never picks them."""
+        listed = set(self.pairs)
+        return [f"{t}+{v}" for t, v in combinations() if (t, v) not in listed]
+
+    def _row(self, task: str, scale: str) -> dict:
+        if scale not in PROFILE_SCALES:
+            raise ValueError(f"profile {self.source or self.name} has no scale {scale!r} (it covers "
+                             f"{', '.join(PROFILE_SCALES)})")
+        if task in self.table:
+            return self.table[task][scale]
+        rows = [per[scale] for per in self.table.values()]  # a task it does not list: its average task
+        return {k: sum(r[k] for r in rows) / len(rows) for k in rows[0]}
+
     def p(self, task: str, scale: str, text_rep: str, visual_rep: str | None) -> float:
-        """The probability of a right answer (``visual_rep`` None: text only, the mean over the visual columns)."""
-        try:
-            row = self.table[task][scale]
-        except KeyError:
-            raise ValueError(f"profile {self.source or self.name} has no entry for task {task!r} at scale "
-                             f"{scale!r} (it covers {', '.join(self.table)})") from None
-        if visual_rep is None:
-            vals = [v for k, v in row.items() if k.startswith(f"{text_rep}+")]
-            return float(sum(vals) / len(vals))
-        return float(row[f"{text_rep}+{visual_rep}"])
+        """The probability of a right answer (``visual_rep`` None: text only, the mean over the visual columns;
+        a representation or task the profile does not list: the class docstring's mean)."""
+        row = self._row(task, scale)
+        keys = [(k, _split_pair(k)) for k in row]
+        if any(t == text_rep for _, (t, _) in keys):
+            keys = [(k, c) for k, c in keys if c[0] == text_rep]
+        if visual_rep is not None and any(v == visual_rep for _, (_, v) in keys):
+            keys = [(k, c) for k, c in keys if c[1] == visual_rep]
+        return float(sum(row[k] for k, _ in keys) / len(keys))
 
     def best(self, task: str, scale: str) -> tuple[str, str]:
-        """The combination with the highest p (first in ``hypergvl.router.COMBINATIONS`` order among ties)."""
-        self.p(task, scale, next(iter(TEXT_REPS)), None)  # the clear error for an unlisted task
-        row = self.table[task][scale]
-        return max(((t, v) for t in TEXT_REPS for v in VISUAL_REPS), key=lambda c: row[f"{c[0]}+{c[1]}"])
+        """The listed pair with the highest p (first in :func:`hypergvl.vqa.combinations` order among ties)."""
+        row = self._row(task, scale)
+        return max(self.pairs, key=lambda c: row[f"{c[0]}+{c[1]}"])
 
     def to_dict(self) -> dict:
         return {"format": PROFILE_FORMAT, "name": self.name, "p": self.table}
+
+
+def _split_pair(label: str) -> tuple[str, str] | None:
+    """``"n_set+enc_hy"`` -> ``("n_set", "enc_hy")`` when both are registered, else None."""
+    t, plus, v = str(label).partition("+")
+    return (t, v) if plus and t in TEXT_REPS and v in VISUAL_REPS else None
 
 
 def load_profile(path: str | Path | None = None) -> Profile:
@@ -220,9 +261,10 @@ class ProfileAdapter:
         if "reference" not in rows.column_names:
             raise ValueError(f"baseline:profile needs the references: {self.dataset} is a questions-only set")
         text = rows.select_columns([c for c in rows.column_names if not c.startswith("image_")])
+        built = [t for t in TEXT_REPS if f"text_{t}" in text.column_names]  # a build lacks those registered after it
         for r in text:
             info = (r["id"], r["task"], r["scale"], r["reference"])
-            for t in TEXT_REPS:
+            for t in built:
                 self._by_prompt.setdefault(f"{r[f'text_{t}']} {r['question']}", []).append((t, info))
         from datasets import Image
 

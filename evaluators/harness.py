@@ -305,8 +305,10 @@ def _summary(res: dict, out: Path) -> str:
     def avg(key: str, kind: str) -> str:  # "-" when the selection holds no task of that kind (--limit, --tasks)
         return f"{s[key]:.2f}" if s[key] is not None else f"- (no {kind} task answered)"
 
+    ext = f", Avg.Ext {s['avg_ext']:.2f}" if s.get("avg_ext") is not None else ""  # tasks beyond the paper's
     return (f"{res['model']['name']}: accuracy {s['accuracy']:.2f}% over {res['num_samples']} samples "
-            f"(Avg.U {avg('avg_u', 'understanding')}, Avg.R {avg('avg_r', 'reasoning')}{cut}); wrote {out / RESULTS}")
+            f"(Avg.U {avg('avg_u', 'understanding')}, Avg.R {avg('avg_r', 'reasoning')}{ext}{cut}); "
+            f"wrote {out / RESULTS}")
 
 
 @command("evaluate", _args)

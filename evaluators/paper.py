@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from hypergvl.tasks import REASONING, TASK_CODES, UNDERSTANDING
+from hypergvl.paper import PAPER_REASONING, PAPER_TASKS, PAPER_UNDERSTANDING
 
 PATH = Path(__file__).with_name("paper_results.json")
-COLUMNS = (*TASK_CODES, "Avg.U", "Avg.R")
+COLUMNS = (*PAPER_TASKS, "Avg.U", "Avg.R")  # Table 3's and Table 4's columns: the paper's, whatever is registered
 #: a printed average "recomputes" when it is the mean of its cells rounded to the paper's two decimals
 TOLERANCE = 0.005 + 1e-9
 #: name parts a checkpoint or API id adds to the paper's model name ("-Instruct", "-it", "-hf", dates, versions)
@@ -75,7 +75,8 @@ def recomputed(table: Table) -> dict:
     understanding (reasoning) cells, and for each summary row the columns where it is not the mean of its rows."""
     out = {"avg_u_differs": [], "avg_r_differs": [], "summary_rows": []}
     for r in table.rows:
-        for key, col, tasks in (("avg_u_differs", "Avg.U", UNDERSTANDING), ("avg_r_differs", "Avg.R", REASONING)):
+        for key, col, tasks in (("avg_u_differs", "Avg.U", PAPER_UNDERSTANDING),
+                                 ("avg_r_differs", "Avg.R", PAPER_REASONING)):
             if abs(mean(r.cells[t] for t in tasks) - r.cells[col]) > TOLERANCE:
                 out[key].append(r.name)
     for s in table.recomputation["summary_rows"]:

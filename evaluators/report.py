@@ -1,9 +1,13 @@
 """``hypergvl report RESULTS...``: the paper's tables and figures from leaderboard submissions.
 
-Table 3 layout: one row per model, one column per task, then Avg.U and Avg.R (HyperGVL sec. 3.2). Beside it, per
+Table 3 layout: one row per model, one column per task (the paper's twelve, then any task beyond them a run has),
+then Avg.U and Avg.R (the paper's six understanding and six reasoning tasks, HyperGVL sec. 3.2) and, when a run
+has a task beyond the paper's, Avg.Ext (the mean over those); a run without a task shows ``-`` for it, and a line
+under the table says over which tasks each average is taken (:data:`hypergvl.paper.AVERAGES`). Beside it, per
 model, the share of answers cut at the token limit and the scorer version (:func:`generation_table`): a low score
 with many cut answers asks for a larger ``--max-new-tokens``, not a verdict on the model. Table 4 layout:
-one row per representation (7 textual, then 5 visual), one column per task (sec. 3.4). PNGs (with ``--out``):
+one row per representation the run has (textual, then visual), one column per task (sec. 3.4). PNGs (with
+``--out``):
 
 * per model, a heatmap of accuracy by task x representation;
 * ``fig3_lvlm_vs_llm.png`` when runs with images and text-only runs (``--visual-reps none``) are given: accuracy per
@@ -12,7 +16,7 @@ one row per representation (7 textual, then 5 visual), one column per task (sec.
   hypergraphs, one colour per run (sec. 3.5, Fig. 4).
 
 With ``--paper``, the paper's own numbers (:mod:`hypergvl.evaluators.paper`) beside ours, every such row labelled
-``paper (Table N)`` (:func:`paper_tables`).
+``paper (Table N)`` (:func:`paper_tables`), in the paper's layout: its twelve tasks, Avg.U and Avg.R.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from pathlib import Path
 
 from hypergvl.atomic import atomic_path
 from hypergvl.cli import UserError, command
+from hypergvl.paper import AVERAGE_LABELS, PAPER_REASONING, PAPER_TASKS, PAPER_UNDERSTANDING
 from hypergvl.render import visual_labels
 from hypergvl.tasks import task_codes
 from hypergvl.text import text_labels
@@ -75,15 +80,41 @@ def _cell(value) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def _head(first: str) -> list[str]:
-    codes = task_codes()
-    return [f"| {first} | " + " | ".join(codes) + " | Avg.U | Avg.R |", "|" + " --- |" * (len(codes) + 3)]
+PAPER_LAYOUT = (PAPER_TASKS, ("avg_u", "avg_r"))  # the paper's Tables 3 and 4: its twelve tasks, Avg.U, Avg.R
 
 
-def _line(name: str, scores: dict) -> str:
-    """One of our rows: per-task accuracy, Avg.U, Avg.R (one decimal; ``-`` where the run has none)."""
-    return (f"| {name} | " + " | ".join(_cell(scores["per_task"].get(t)) for t in task_codes())
-            + f" | {_cell(scores.get('avg_u'))} | {_cell(scores.get('avg_r'))} |")
+def layout(scores: list[dict]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(task columns, average keys) of a table of these scores: the paper's twelve (Table 3's columns, ``-`` where
+    a run has none), then every task beyond them one of the runs has, registered ones in
+    :func:`hypergvl.tasks.task_codes` order; Avg.U, Avg.R, and Avg.Ext when a task beyond the paper's is among them."""
+    have = [t for s in scores for t in s.get("per_task", {})]
+    order = list(task_codes())
+    tasks = tuple([t for t in order if t in PAPER_TASKS or t in have] + sorted({t for t in have if t not in order}))
+    keys = ("avg_u", "avg_r") + (("avg_ext",) if any(t not in PAPER_TASKS for t in tasks) else ())
+    return tasks, keys
+
+
+def averages_line(tasks) -> str:
+    """Over which of ``tasks`` (a table's task columns) each average is taken."""
+    extra = [t for t in tasks if t not in PAPER_TASKS]
+    text = (f"Avg.U: mean over the paper's understanding tasks ({', '.join(PAPER_UNDERSTANDING)}); Avg.R: over its "
+            f"reasoning tasks ({', '.join(PAPER_REASONING)})")
+    if extra:
+        text += f"; Avg.Ext: over the tasks beyond the paper's ({', '.join(extra)})"
+    return text + "; each over those a run has (a `-` task is not in it)."
+
+
+def _head(first: str, columns=None) -> list[str]:
+    tasks, keys = columns or (tuple(task_codes()), ("avg_u", "avg_r"))
+    names = [*tasks, *(AVERAGE_LABELS[k] for k in keys)]
+    return [f"| {first} | " + " | ".join(names) + " |", "|" + " --- |" * (len(names) + 1)]
+
+
+def _line(name: str, scores: dict, columns=None) -> str:
+    """One of our rows: per-task accuracy and the averages (one decimal; ``-`` where the run has none)."""
+    tasks, keys = columns or (tuple(task_codes()), ("avg_u", "avg_r"))
+    return (f"| {name} | " + " | ".join(_cell(scores["per_task"].get(t)) for t in tasks)
+            + "".join(f" | {_cell(scores.get(k))}" for k in keys) + " |")
 
 
 def _paper_line(number: int, row) -> str:
@@ -92,7 +123,9 @@ def _paper_line(number: int, row) -> str:
 
 
 def table3(results: list[dict]) -> str:
-    return "\n".join(_head("Model") + [_line(label(r), r["scores"]) for r in results])
+    columns = layout([r["scores"] for r in results])
+    return "\n".join(_head("Model", columns) + [_line(label(r), r["scores"], columns) for r in results]
+                     + ["", averages_line(columns[0])])
 
 
 def generation_table(results: list[dict]) -> str:
@@ -110,11 +143,12 @@ def generation_table(results: list[dict]) -> str:
 
 
 def table4(result: dict) -> str:
-    return "\n".join(_head("Representation") + [_line(name, g) for name, g in _by_rep(result)])
+    columns = layout([result["scores"]])
+    return "\n".join(_head("Representation", columns) + [_line(name, g, columns) for name, g in _by_rep(result)])
 
 
 def _by_rep(result: dict) -> list[tuple[str, dict]]:
-    """(paper label, scores) of each representation the run has: 7 textual, then 5 visual, in the paper's names."""
+    """(label, scores) of each registered representation the run has: textual, then visual, by their labels."""
     s = result["scores"]
     return [(name, s[key][rep]) for key, names in (("by_text_rep", text_labels()), ("by_visual_rep", visual_labels()))
             for rep, name in names.items() if s.get(key, {}).get(rep)]
@@ -130,12 +164,12 @@ def paper_tables(results: list[dict]) -> str:
     p = load_paper()
     t3, t4 = p.tables[3], p.tables[4]
     lines = ["## Beside the paper (Table 3)", "",
-             f"Rows `paper (Table 3)` are printed in {p.citation()}, Table 3: {t3.setting}. Not re-scored here.", "",
-             *_head("Model")]
+             f"Rows `paper (Table 3)` are printed in {p.citation()}, Table 3: {t3.setting}. Not re-scored here. "
+             "In the paper's layout: its twelve tasks, Avg.U and Avg.R.", "", *_head("Model", PAPER_LAYOUT)]
     unmatched = False
     for r in results:
         hit = None if r.get("text_only") else match(r["model"]["name"])
-        lines += [_line(label(r), r["scores"])] + ([_paper_line(3, hit)] if hit else [])
+        lines += [_line(label(r), r["scores"], PAPER_LAYOUT)] + ([_paper_line(3, hit)] if hit else [])
         unmatched |= hit is None
     if unmatched:
         lines += [_paper_line(3, row) for row in t3.rows]
@@ -147,9 +181,11 @@ def paper_tables(results: list[dict]) -> str:
                   f"\"{llm['claim']}\"); numbers: {llm['numbers']}."]
     for r in results:
         lines += ["", f"## {label(r)} beside the paper (Table 4)", "",
-                  f"Rows `paper (Table 4)`: {t4.setting}. Not this model's numbers.", "", *_head("Representation")]
+                  f"Rows `paper (Table 4)`: {t4.setting}. Not this model's numbers.", "",
+                  *_head("Representation", PAPER_LAYOUT)]
         for name, g in _by_rep(r):
-            lines += [_line(name, g), _paper_line(4, t4.row(name))]
+            paper_row = next((row for row in t4.rows if row.name == name), None)  # a representation beyond the paper's: none
+            lines += [_line(name, g, PAPER_LAYOUT)] + ([_paper_line(4, paper_row)] if paper_row else [])
     lines += ["", f"Paper's Table 4 averages: {t4.recomputation['note']}"]
     return "\n".join(lines + [""])
 
@@ -161,7 +197,7 @@ def heatmap(result: dict, path: Path) -> None:
     s = result["scores"]
     cols = [(k, rep, label) for k, names in (("by_text_rep", text_labels()), ("by_visual_rep", visual_labels()))
             for rep, label in names.items() if rep in s.get(k, {})]
-    codes = task_codes()
+    codes = layout([s])[0] or task_codes()
     grid = np.full((len(codes), len(cols)), np.nan)
     for j, (k, rep, _) in enumerate(cols):
         for i, t in enumerate(codes):

@@ -1,4 +1,4 @@
-"""Routing policies: which one of the 35 (text, visual) representation combinations to show for a meta problem.
+"""Routing policies: which (text, visual) representation combination to show for a meta problem.
 
 HyperGVL sec. 4: "Baselines include: (1) Rand, which randomly samples one of the 35 representation combinations,
 simulating the unguided choice; and (2) Top, which uses the most effective textual and visual representations
@@ -7,24 +7,26 @@ one combination per meta problem and answers only that sample.
 
 Specs (:func:`make_policy`), the baselines registered here:
 
-- ``rand`` / ``rand:SEED`` -- uniform over the 35 combinations, drawn per problem from ``numpy`` seeded with
+- ``rand`` / ``rand:SEED`` -- uniform over the registered combinations (:func:`hypergvl.vqa.combinations`; the
+  paper's 35 when nothing else is registered), drawn per problem from ``numpy`` seeded with
   (SEED, crc32 of the meta id): reproducible, and independent of the other rows and of their order. ``rand`` is
   ``rand:0``.
 - ``top`` -- ``n_set`` + ``enc_hy`` for every problem (Table 4's best textual and visual representations).
 - ``oracle:RUN_DIR`` -- the combination answered right most often for that meta problem in an exhaustive
-  ``hypergvl evaluate`` run (first in :data:`hypergvl.vqa.COMBINATIONS` order among ties): an upper bound the
+  ``hypergvl evaluate`` run (first in :func:`hypergvl.vqa.combinations` order among ties): an upper bound the
   paper does not report, meaningful only on the problems of that run. With one run of a stochastic model it also
   knows the draw (any pair that happened to be right), so it overstates what any router can reach.
 - ``profile`` / ``profile:FILE`` -- for the ``baseline:profile`` test bed: the combination with the highest
   probability in the profile (default: the shipped one) for the row's task and scale. The best any policy that sees
-  only the problem can do in expectation: the test bed's real ceiling.
+  only the problem can do in expectation: the test bed's real ceiling. It routes among the pairs the profile lists.
 
 Layers above register more through the ``hypergvl.routing`` entry-point group (``pyproject.toml``): WiseHyGR's
 ``router:DIR`` (:mod:`hypergvl.router.policies`) is one, so this module names no layer above it.
 
 A policy has ``name`` (the normalised spec) and ``choose(rows) -> [(text_rep, visual_rep), ...]``, one per row; a
 row is a dict of the dataset's text columns (``id``, ``task``, ``question``, ``text_ho_neigh``, ..., ``hypergraph``,
-``hypergraph2``).
+``hypergraph2``). A policy that knows only some of the registered pairs (a profile, a trained router) has
+``not_routed() -> [name, ...]``, the registered pairs it never chooses; :func:`not_routed_note` states them.
 """
 from __future__ import annotations
 
@@ -35,16 +37,17 @@ from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from hypergvl.vqa import COMBINATIONS
+from hypergvl.vqa import combinations
 from hypergvl.registry import Registry
 from hypergvl.runlog import damaged
 
 from .baselines import load_profile
 from .run_folder import LOG, samples
 
-__all__ = ["RoutingPolicy", "POLICIES", "register_policy", "make_policy", "spec_forms", "policy_label", "oracle_choices", "TOP"]
+__all__ = ["RoutingPolicy", "POLICIES", "register_policy", "make_policy", "spec_forms", "policy_label", "oracle_choices",
+           "not_routed_note", "TOP"]
 
-TOP = ("n_set", "enc_hy")
+TOP = ("n_set", "enc_hy")  # HyperGVL sec. 4: Table 4's best textual and visual representations (a paper constant)
 ENTRY_POINT_GROUP = "hypergvl.routing"
 
 
@@ -110,6 +113,16 @@ def make_policy(spec: str) -> RoutingPolicy:
     return POLICIES[prefix].factory(arg if colon else None)
 
 
+def not_routed_note(policy) -> str | None:
+    """A line naming the registered pairs ``policy`` never chooses (``not_routed()``), or None when it may choose
+    any: a representation registered after a profile was written or a router trained is evaluated, not routed."""
+    missing = policy.not_routed() if hasattr(policy, "not_routed") else []
+    if not missing:
+        return None
+    return (f"routing {policy.name}: not routed: {', '.join(missing)} ({len(missing)} registered pair(s) it has no "
+            "entry for: it never chooses them)")
+
+
 def meta_id(row: dict) -> str:
     try:
         return str(row["id"])
@@ -126,10 +139,10 @@ class RandomPolicy:
         self.name = f"rand:{self.seed}"
 
     def choose(self, rows: Sequence[dict]) -> list[tuple[str, str]]:
-        out = []
+        out, pairs = [], combinations()
         for row in rows:
             rng = np.random.default_rng([self.seed, zlib.crc32(meta_id(row).encode("utf-8"))])
-            out.append(COMBINATIONS[int(rng.integers(len(COMBINATIONS)))])
+            out.append(pairs[int(rng.integers(len(pairs)))])
         return out
 
 
@@ -183,7 +196,7 @@ class OraclePolicy:
 
 
 def oracle_choices(run_dir: str | Path) -> dict[str, tuple[str, str]]:
-    """meta id -> the combination answered right most often in the run (ties: first in COMBINATIONS order)."""
+    """meta id -> the combination answered right most often in the run (ties: first in combinations() order)."""
     log = Path(run_dir) / LOG
     if not log.is_file():
         raise ValueError(f"oracle:{run_dir}: no {LOG} there (give a hypergvl evaluate output folder)")
@@ -197,7 +210,7 @@ def oracle_choices(run_dir: str | Path) -> dict[str, tuple[str, str]]:
         except (KeyError, TypeError) as exc:
             raise damaged(log, n, f"not a scored sample record (no {exc})") from None
         score.setdefault(meta, {}).setdefault(combo, []).append(ok)
-    order = {c: i for i, c in enumerate(COMBINATIONS)}
+    order = {c: i for i, c in enumerate(combinations())}
     return {meta: min(combos, key=lambda c: (-np.mean(combos[c]), order.get(c, len(order)), c))
             for meta, combos in score.items()}
 
@@ -221,6 +234,9 @@ class ProfilePolicy:
                 raise ValueError(f"routing row {meta_id(row)} needs 'task' and 'scale' for the profile policy")
             out.append(self.profile.best(row["task"], row["scale"]))
         return out
+
+    def not_routed(self) -> list[str]:
+        return self.profile.not_routed()
 
 
 @register_policy("profile", "profile, profile:FILE", "Profile best")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import sys
 from dataclasses import dataclass
 
 from hypergvl.cli import UserError, did_you_mean
@@ -109,7 +110,7 @@ def plan(rows, selection: Selection):
     if selection.routing is None:
         indices = list(range(len(vqa)))
     else:
-        from .routing import make_policy  # here: the baselines it loads cost 0.2 s that unrouted runs never need
+        from .routing import make_policy, not_routed_note  # here: the baselines it loads cost 0.2 s that unrouted runs never need
 
         try:
             policy = make_policy(selection.routing)
@@ -124,6 +125,9 @@ def plan(rows, selection: Selection):
         except ValueError as exc:
             raise UserError(f"routing {policy.name} chose an unknown representation: {exc}") from None
         policy_name = policy.name
+        note = not_routed_note(policy)
+        if note:
+            print(note, file=sys.stderr)
     if selection.limit is not None:
         indices = indices[:selection.limit]
     full_ids = [vqa.sample_id(k) for k in indices]

@@ -26,7 +26,8 @@ def __getattr__(name: str):
 
 
 def expand(dataset, text_reps=None, visual_reps=None, *, decode_images=True):
-    """Meta-problem rows -> 35 vision-language QA samples each (see :func:`hypergvl.vqa.expand`)."""
+    """Meta-problem rows -> a vision-language QA sample per registered representation pair each (35 over the paper's
+    representations; see :func:`hypergvl.vqa.expand`)."""
     from .vqa import expand as _expand
 
     return _expand(dataset, text_reps, visual_reps, decode_images=decode_images)

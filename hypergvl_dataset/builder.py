@@ -31,8 +31,10 @@ from .answers import SCORER_VERSION
 from .atomic import atomic_path, write_json, write_text
 from .hypergraph import Hypergraph
 from .render import render
-from .tasks import TASK_CODES, TASKS, config_name, generate_problem, get_task
-from .text import TEXT_REPS
+from .paper import PAPER_TASKS
+from .render import visual_labels
+from .tasks import TASKS, config_name, generate_problem, get_task, task_codes
+from .text import TEXT_REPS, text_labels
 from .vqa import VISUAL_REPS
 
 # imports inside functions: the real sources (0.3 s) load when a build needs them, not at every hypergvl command's
@@ -76,7 +78,7 @@ class BuildConfig:
     seed: int = 0
     sources: tuple[str, ...] = field(default_factory=default_sources)
     fallback_sources: tuple[str, ...] = field(default_factory=default_fallback_sources)
-    tasks: tuple[str, ...] = TASK_CODES
+    tasks: tuple[str, ...] = PAPER_TASKS  # the paper's benchmark; `hypergvl build --tasks all`: task_codes()
     rows_per_shard: int = 50
     workers: int = 0  # 0: one per CPU core
     secret_seed: bool = False  # a hidden set's: never in the card or an error; the manifest is written mode 0600
@@ -155,7 +157,8 @@ def plan(cfg: BuildConfig) -> list[Shard]:
 
 
 def build_row(seed: int, spec: RowSpec) -> dict:
-    """One complete row: the meta problem, its 7 texts and its 5 images (PNG bytes)."""
+    """One complete row: the meta problem, a text per registered text representation and an image (PNG bytes) per
+    registered renderer."""
     row = generate_problem(spec.task, seed, spec.scale, spec.source, index=spec.index,
                            real_source=spec.real_source, variant=spec.variant, real_sources=spec.real_sources)
     h = Hypergraph.from_json(row["hypergraph"])
@@ -280,6 +283,8 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
     from .sources import SOURCES
 
     n_rows = sum(len(s.rows) for s in shards)
+    per_row = len(TEXT_REPS) * len(VISUAL_REPS)
+    extra = [t for t in cfg.tasks if t not in PAPER_TASKS]
     stats = statistics(cfg.out, shards)
     used = {r["origin"] for r in stats} & set(SOURCES)
     share_alike = sorted(o for o in used if "NC-SA" in get_source(o).licence)
@@ -296,26 +301,28 @@ def dataset_card(cfg: BuildConfig, shards: Sequence[Shard]) -> str:
         origins[r["origin"]] = origins.get(r["origin"], 0) + r["rows"]
     lines = ["---", yaml.safe_dump(front, sort_keys=False).strip(), "---", "",
              "# HyperGVL: hypergraph understanding and reasoning for vision-language models", "",
-             f"{n_rows} meta problems over {len(cfg.tasks)} tasks; each has 7 textual and 5 visual representations, "
-             f"i.e. {35 * n_rows} vision-language QA samples (`hypergvl.expand`). Built by `hypergvl build` "
+             f"{n_rows} meta problems over {len(cfg.tasks)} tasks; each has {len(TEXT_REPS)} textual and "
+             f"{len(VISUAL_REPS)} visual representations, i.e. {per_row * n_rows} vision-language QA samples (`hypergvl.expand`). Built by `hypergvl build` "
              + ("with a secret seed" if cfg.secret_seed else f"with seed {cfg.seed}") + f", {cfg.per_task} problems per task, real sources {', '.join(cfg.sources)}"
              + (f" (falling back to {', '.join(cfg.fallback_sources)})" if cfg.fallback_sources else "") + ".", "",
              "## Loading", "", "```python", "from datasets import load_dataset",
              'ds = load_dataset("hypergvl", split="test")             # all tasks (from this folder\'s parent, or a Hub id)',
              'osp = load_dataset("hypergvl", "osp", split="test")     # one task: ' + ", ".join(config_name(t) for t in cfg.tasks),
              "from hypergvl import expand",
-             "vqa = expand(ds)                                         # 35 QA samples per row, lazily", "```", "",
+             f"vqa = expand(ds)                                         # {per_row} QA samples per row, lazily", "```", "",
              "## Row schema", "",
              "| column | meaning |", "| --- | --- |",
-             "| `id` | `<TASK>-<5 digits>`, unique |", "| `task`, `level` | paper code (VC HEC Ne DVC OEC ONe OSP OMF ISM 3-CL SHC HHM) and level 1-4 |",
+             "| `id` | `<TASK>-<5 digits>`, unique |", "| `task`, `level` | paper code (VC HEC Ne DVC OEC ONe OSP OMF ISM 3-CL SHC HHM) and level 1-4 |" if not extra else
+             f"| `task`, `level` | paper code (VC HEC Ne DVC OEC ONe OSP OMF ISM 3-CL SHC HHM) or a task beyond the paper "
+             f"({' '.join(extra)}); level 1-4 |",
              "| `source`, `origin` | `synthetic`/`real`; generator or real source name |",
              "| `scale` | small (5-10 vertices), medium (11-15), large (16-20) |",
              "| `hypergraph`, `hypergraph2` | JSON `{\"num_vertices\": n, \"hyperedges\": [[...], ...]}`; `hypergraph2` is ISM's G, else empty |",
              "| `params` | task parameters (Ne `vertex`; DVC `degree`; OEC `order`; ONe `vertex`, `min_order`; OSP/OMF/HHM `source`, `target`) |",
              "| `question`, `answer` | appendix E.2 question; canonical answer (one valid plan for 3-CL/SHC/HHM) |",
              "| `reference` | JSON the `hypergvl_accuracy` metric needs to verify any answer |",
-             "| `text_*` | LO-Inc, N-Pair, Adj-Mat, HO-Neigh, HO-Inc, N-Set, Inc-Mat (appendix E.1 wording) |",
-             "| `image_*` | Enc-Hy, Bi-Inc, Sh-Inc, St-Inc, Cli-Exp (appendix D.1), 1400x1100 PNG at 150 DPI; ISM shows H and G side by side |",
+             f"| `text_*` | {', '.join(text_labels().values())} (appendix E.1 wording) |",
+             f"| `image_*` | {', '.join(visual_labels().values())} (appendix D.1), 1400x1100 PNG at 150 DPI; ISM shows H and G side by side |",
              "", "## Task definitions made exact", "",
              "- **OSP**: a path is a sequence of hyperedges, consecutive ones sharing a vertex, the first containing the source and the last the target; its length is the sum of the orders of its hyperedges; \"No path\" when none exists.",
              "- **OMF**: the bipartite incidence network of appendix C.2, capacity |e| on every vertex-hyperedge arc, both ways.",
@@ -369,7 +376,8 @@ def _build_args(p: argparse.ArgumentParser) -> None:
                    help="real sources the real rows rotate over (default: walmart-trips)")
     p.add_argument("--fallback-sources", nargs="*", default=None, metavar="NAME",
                    help="sources for real rows the main ones cannot serve (default: contacts-workplace)")
-    p.add_argument("--tasks", nargs="+", default=None, metavar="CODE", help="task codes (default: all 12)")
+    p.add_argument("--tasks", nargs="+", default=None, metavar="CODE",
+                   help="task codes, or `all` for every registered task (default: the paper's twelve)")
     p.add_argument("--rows-per-shard", type=int, default=50)
     p.add_argument("--no-progress", action="store_true")
 
@@ -383,7 +391,7 @@ def _build(args: argparse.Namespace) -> int:
     if args.fallback_sources is not None:
         kwargs["fallback_sources"] = tuple(args.fallback_sources)
     if args.tasks:
-        kwargs["tasks"] = tuple(args.tasks)
+        kwargs["tasks"] = task_codes() if args.tasks == ["all"] else tuple(args.tasks)
     cfg = BuildConfig(out=args.out, per_task=args.per_task, seed=args.seed, workers=args.workers,
                       rows_per_shard=args.rows_per_shard, **kwargs)
     card = build(cfg, progress=not args.no_progress)

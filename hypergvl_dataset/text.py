@@ -1,4 +1,5 @@
-"""The 7 textual hypergraph representations (HyperGVL sec. 2.4, appendix E.1), with exact E.1 wording.
+"""The textual hypergraph representations: the paper's seven (HyperGVL sec. 2.4, appendix E.1, exact E.1 wording) and any
+registered beyond them (:data:`TEXT_REPS`; :data:`hypergvl.paper.PAPER_TEXT_REPS` names the paper's).
 
 E.1 example (5 vertices, e0={v0,v1,v2}, e1={v1,v2,v3}, e2={v2,v3,v4}); e.g. N-Set: "In an undirected hypergraph,
 (i, j, k) means that vertex i, vertex j, and vertex k are connected with an undirected hyperedge. G describes a
@@ -29,7 +30,7 @@ from typing import Callable
 from .hypergraph import Hypergraph
 from .registry import Registry
 
-__all__ = ["TEXT_REPS", "TextRep", "LOSSLESS", "encode", "parse", "parse_ism", "ism_text", "text_columns", "text_labels",
+__all__ = ["TEXT_REPS", "TextRep", "lossless", "encode", "parse", "parse_ism", "ism_text", "text_columns", "text_labels",
            "recognise", "register_text_rep"]
 
 
@@ -276,4 +277,8 @@ register_text_rep("ho_inc", label="HO-Inc", parse=_parse_ho_inc, lossless=True, 
 register_text_rep("n_set", label="N-Set", parse=_parse_n_set, lossless=True, marker=r"\(i, j, k\) means")(n_set)
 register_text_rep("inc_mat", label="Inc-Mat", parse=_parse_inc_mat, lossless=True,
                   marker=r"The incidence matrix")(inc_mat)
-LOSSLESS = tuple(name for name, rep in TEXT_REPS.items() if rep.lossless)
+
+
+def lossless() -> tuple[str, ...]:
+    """The registered representations that state every hyperedge (``lossless=True``), in registration order."""
+    return tuple(name for name, rep in TEXT_REPS.items() if rep.lossless)

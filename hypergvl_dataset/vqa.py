@@ -1,8 +1,10 @@
 """A build's meta-problem rows as vision-language QA samples: one per (text, visual) representation pair.
 
 HyperGVL sec. 2.4: "each meta problem p corresponds to 35 vision-language QA samples with varying hypergraph
-representations" (7 text x 5 visual). Sec. 3.3 asks the LLMs the text alone: :data:`TEXT_ONLY`. The harness, the
-lmms-eval tasks, the Space's browser and :func:`hypergvl.expand` all read samples through :func:`expand`.
+representations" (7 text x 5 visual; :data:`hypergvl.paper.PAPER_COMBINATIONS`). Here a row gives one sample per
+pair of the representations registered now and present in its build (:func:`combinations`), the paper's 35 when
+nothing else is registered. Sec. 3.3 asks the LLMs the text alone: :data:`TEXT_ONLY`. The harness, the lmms-eval
+tasks, the Space's browser and :func:`hypergvl.expand` all read samples through :func:`expand`.
 """
 from __future__ import annotations
 
@@ -11,15 +13,18 @@ from typing import Iterator, Sequence
 from .render import RENDERERS
 from .text import TEXT_REPS
 
-__all__ = ["VISUAL_REPS", "COMBINATIONS", "TEXT_ONLY", "ExpandedDataset", "expand"]
+__all__ = ["VISUAL_REPS", "TEXT_ONLY", "combinations", "built_reps", "ExpandedDataset", "expand"]
 
-#: the registered visual representations, as :data:`TEXT_REPS` are the text ones; each carries its label
-#: (:func:`hypergvl.render.visual_labels`); listing them imports no drawing library
+#: the registered visual representations (the live registry, as :data:`TEXT_REPS` is for the text ones); each
+#: carries its label (:func:`hypergvl.render.visual_labels`); listing them imports no drawing library
 VISUAL_REPS = RENDERERS
-#: the paper's 35 (text_rep, visual_rep) combinations, in the order of WiseHyGR's labels and the routing policies' ties
-#: (fixed: the router's output layer has one unit per combination; a representation registered later is not routed)
-COMBINATIONS: tuple[tuple[str, str], ...] = tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
 TEXT_ONLY = "none"  # the visual "representation" of a text-only sample (an LLM's prompt, HyperGVL sec. 3.3)
+
+
+def combinations() -> tuple[tuple[str, str], ...]:
+    """Every (text_rep, visual_rep) pair registered now, text-major in registration order: the order of the routing
+    policies' ties and of a PRM's labels (the paper's 35 first when a representation is added after them)."""
+    return tuple((t, v) for t in TEXT_REPS for v in VISUAL_REPS)
 
 
 class ExpandedDataset:
@@ -50,6 +55,12 @@ class ExpandedDataset:
         self.dataset, self.text_reps, self.visual_reps = dataset, tuple(text_reps), tuple(visual_reps)
         self._per_row = len(self.text_reps) * len(self.visual_reps)
         columns = getattr(dataset, "column_names", None) or (list(dataset[0]) if len(dataset) else [])
+        if columns:
+            missing = [c for c in [f"text_{r}" for r in self.text_reps]
+                       + [f"image_{r}" for r in self.visual_reps if r != TEXT_ONLY] if c not in columns]
+            if missing:
+                raise ValueError(f"the build has no column {', '.join(missing)} (built before that representation "
+                                 "was registered?); rebuild it, or choose among the representations it has")
         self.has_references = "reference" in columns
         base = ["id", "task", "question"] + ["reference"] * self.has_references + [f"text_{r}" for r in self.text_reps]
         select = hasattr(dataset, "select_columns")
@@ -96,7 +107,7 @@ class ExpandedDataset:
 
     def __getitem__(self, k: int) -> dict:
         row_idx, t, v = self.locate(k)
-        cached = self._last_row  # the 35 samples of a row are consecutive: read its text columns once
+        cached = self._last_row  # a row's samples are consecutive: read its text columns once
         if cached[0] == row_idx:
             row = cached[1]
         else:
@@ -129,11 +140,30 @@ class ExpandedDataset:
         return datasets.IterableDataset.from_generator(self.__iter__)
 
 
+def _columns(dataset) -> list[str] | None:
+    names = getattr(dataset, "column_names", None)
+    if names is None and hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__"):
+        names = list(dataset[0]) if len(dataset) else None
+    return None if names is None else list(names)
+
+
+def built_reps(dataset) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The registered text and visual representations a build's rows have columns for (``text_<rep>``,
+    ``image_<rep>``), in registration order: a build made before a representation was registered lacks it."""
+    names = _columns(dataset)
+    if names is None:
+        return tuple(TEXT_REPS), tuple(VISUAL_REPS)
+    cols = set(names)
+    return (tuple(r for r in TEXT_REPS if f"text_{r}" in cols), tuple(r for r in VISUAL_REPS if f"image_{r}" in cols))
+
+
 def expand(dataset, text_reps: Sequence[str] | None = None, visual_reps: Sequence[str] | None = None, *,
            decode_images: bool = True) -> ExpandedDataset:
-    """Turn meta-problem rows into VQA samples: 35 per row by default (7 text x 5 visual representations).
+    """Turn meta-problem rows into VQA samples: by default one per pair of the registered representations the build
+    has (the paper's 35: 7 text x 5 visual representations, when nothing else is registered).
 
     ``visual_reps=["none"]`` gives the text-only samples an LLM is asked (HyperGVL sec. 3.3)."""
-
-    return ExpandedDataset(dataset, text_reps or tuple(TEXT_REPS), visual_reps or tuple(VISUAL_REPS),
-                           decode_images=decode_images)
+    if not text_reps or not visual_reps:
+        built_text, built_visual = built_reps(dataset)
+        text_reps, visual_reps = text_reps or built_text, visual_reps or built_visual
+    return ExpandedDataset(dataset, text_reps, visual_reps, decode_images=decode_images)

@@ -7,7 +7,7 @@ Example::
 """
 from hypergvl.cli import delegate
 
-__all__ = ["WiseHyGR", "COMBINATIONS", "LABELS", "combination_name"]
+__all__ = ["WiseHyGR", "combination_name"]
 
 delegate("router", "WiseHyGR: build its PRM dataset, train it, run its studies, write the test-bed profile.",
          {"prm": "hypergvl.router.prm", "train": "hypergvl.router.train", "study": "hypergvl.router.study",
@@ -23,7 +23,7 @@ def __getattr__(name: str):
         from .model import WiseHyGR
 
         return WiseHyGR
-    if name in ("COMBINATIONS", "LABELS", "combination_name"):
+    if name == "combination_name":
         from . import prm
 
         return getattr(prm, name)

@@ -16,8 +16,9 @@ names every vertex and hyperedge: a small backbone does not count 17 names relia
 hypergraph is cut at the token budget, so the size would otherwise be hard to see. The flag is saved in
 ``wisehygr.json``; a router saved without it reads the plain description.
 
-A saved router is a Hub model folder: the transformers model and tokenizer (``config.json`` carries the 35
-``id2label`` names ``<text_rep>+<visual_rep>``), ``wisehygr.json`` (input format, max length, truncation side,
+A saved router is a Hub model folder: the transformers model and tokenizer (``config.json`` carries the
+``id2label`` names ``<text_rep>+<visual_rep>``: its PRM's label set, the paper's 35 over the paper's
+representations), ``wisehygr.json`` (input format, max length, truncation side,
 training data, split and metrics) and ``README.md`` (the model card).
 
 Example::
@@ -38,7 +39,10 @@ from hypergvl.atomic import write_text
 from hypergvl import Hypergraph
 from hypergvl.text import encode, ism_text
 
-from .prm import COMBINATIONS, LABELS
+from hypergvl.paper import PAPER_COMBINATIONS
+from hypergvl.vqa import combinations
+
+from .prm import combination_name, parse_combination
 
 __all__ = ["WiseHyGR", "ROUTER_FILE", "MINILM", "resolve_backbone", "describe", "encode_pairs", "size_header"]
 
@@ -113,7 +117,9 @@ class WiseHyGR:
     """The router: ``route(hypergraph, question) -> (text_rep, visual_rep)``.
 
     Args:
-        model: a transformers sequence classifier with the 35 combination labels.
+        model: a transformers sequence classifier whose ``id2label`` names combinations ``<text_rep>+<visual_rep>``
+            (its PRM's label set); a registered combination it has no label for is not routed
+            (:meth:`not_routed`), and a label naming a representation not registered now is never chosen.
         tokenizer: its tokenizer.
         max_length: tokens per input (description truncated, question kept).
         truncation_side: which end of a long description is cut (``right``: its end).
@@ -124,9 +130,11 @@ class WiseHyGR:
     def __init__(self, model, tokenizer, max_length: int = 512, truncation_side: str = "right",
                  metadata: dict | None = None, header: bool = False):
         labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
-        if labels != list(LABELS):
-            raise ValueError(f"the classifier's labels are not the 35 combinations of router.LABELS (got {len(labels)}:"
-                             f" {labels[:3]}...)")
+        try:
+            self.combinations = tuple(parse_combination(n) for n in labels)
+        except ValueError as exc:
+            raise ValueError(f"the classifier's labels are not representation combinations: {exc}") from None
+        self.labels = tuple(labels)
         if truncation_side not in TRUNCATION_SIDES:
             raise ValueError(f"truncation_side must be one of {', '.join(TRUNCATION_SIDES)}, got {truncation_side!r}")
         self.model, self.tokenizer = model, tokenizer
@@ -137,15 +145,17 @@ class WiseHyGR:
     # -------------------------------------------------------------------------------------------- loading
     @classmethod
     def from_backbone(cls, backbone: str = MINILM, max_length: int = 512, truncation_side: str = "right",
-                      header: bool = False, **metadata) -> "WiseHyGR":
-        """An untrained router: ``backbone`` (a Hub id, a path, or ``minilm``) with a fresh 35-way head."""
+                      header: bool = False, labels: Sequence[str] | None = None, **metadata) -> "WiseHyGR":
+        """An untrained router: ``backbone`` (a Hub id, a path, or ``minilm``) with a fresh head of one unit per
+        combination of ``labels`` (a PRM's ``labels``; default the paper's 35)."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        labels = list(labels) if labels is not None else [combination_name(*c) for c in PAPER_COMBINATIONS]
         path, base = resolve_backbone(backbone)
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForSequenceClassification.from_pretrained(
-            path, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)),
-            label2id={n: i for i, n in enumerate(LABELS)}, problem_type="single_label_classification")
+            path, num_labels=len(labels), id2label=dict(enumerate(labels)),
+            label2id={n: i for i, n in enumerate(labels)}, problem_type="single_label_classification")
         limit = getattr(model.config, "max_position_embeddings", None)
         if limit is not None and limit > 0 and max_length > limit and getattr(model.config, "position_embedding_type",
                                                                             "absolute") == "absolute":
@@ -189,7 +199,7 @@ class WiseHyGR:
         return self.tokenizer.pad(enc, return_tensors="pt")
 
     def logits(self, descriptions: Sequence[str], questions: Sequence[str], batch_size: int = 32):
-        """``[N, 35]`` float logits of (description, question) pairs."""
+        """``[N, labels]`` float logits of (description, question) pairs."""
         import torch
 
         device = next(self.model.parameters()).device
@@ -201,14 +211,32 @@ class WiseHyGR:
                 batch = self.encode(descriptions[s:s + batch_size], questions[s:s + batch_size])
                 out.append(self.model(**{k: v.to(device) for k, v in batch.items()}).logits.float().cpu())
         self.model.train(was_training)
-        return torch.cat(out) if out else torch.zeros(0, len(LABELS))
+        return torch.cat(out) if out else torch.zeros(0, len(self.labels))
+
+    def not_routed(self) -> list[str]:
+        """The registered combinations this router has no label for (registered after its PRM was built): it never
+        chooses them."""
+        known = set(self.combinations)
+        return [combination_name(*c) for c in combinations() if c not in known]
+
+    def _choosable(self):
+        """A mask of the labels whose representations are registered now (the others are never chosen)."""
+        import torch
+
+        registered = set(combinations())
+        mask = torch.tensor([c in registered for c in self.combinations])
+        if not mask.any():
+            raise ValueError("none of the router's combinations is registered: it cannot route "
+                             f"(its labels: {', '.join(self.labels[:3])}...)")
+        return mask
 
     def route_texts(self, descriptions: Sequence[str], questions: Sequence[str],
                     batch_size: int = 32) -> list[tuple[str, str]]:
         """The chosen combination for each (HO-Neigh description, question) pair."""
         if not questions:
             return []
-        return [COMBINATIONS[int(i)] for i in self.logits(descriptions, questions, batch_size).argmax(-1)]
+        logits = self.logits(descriptions, questions, batch_size).masked_fill(~self._choosable(), float("-inf"))
+        return [self.combinations[int(i)] for i in logits.argmax(-1)]
 
     def route_batch(self, hypergraphs: Sequence[Hypergraph | str | dict], questions: Sequence[str],
                     hypergraphs2: Sequence[Any] | None = None, batch_size: int = 32) -> list[tuple[str, str]]:
@@ -230,7 +258,7 @@ class WiseHyGR:
         folder.mkdir(parents=True, exist_ok=True)
         self.metadata.update(metadata)
         meta = {**self.metadata, "format": ROUTER_FORMAT, "max_length": self.max_length,
-                "truncation_side": self.truncation_side, "labels": list(LABELS), "input_header": self.header,
+                "truncation_side": self.truncation_side, "labels": list(self.labels), "input_header": self.header,
                 "input": "tokenizer pair (" + ("size header + " if self.header else "") + "HO-Neigh description, "
                          f"question); the description truncated from the {self.truncation_side}, the question kept "
                          "whole"}
@@ -274,12 +302,14 @@ def model_card(meta: dict) -> str:
     if base and "/" in base and not Path(base).exists():
         lines += [f"base_model: {base}"]
     lines += ["---", "", "# WiseHyGR: hypergraph representation router", "",
-              "A sequence classifier that picks, for a hypergraph problem, which of HyperGVL's 7 textual x 5 visual",
-              "representations (35 combinations) to show a vision-language model (HyperGVL sec. 4). Input: the",
+              "A sequence classifier that picks, for a hypergraph problem, which of its "
+              f"{len(meta.get('labels') or PAPER_COMBINATIONS)} (textual, visual)",
+              "representation combinations to show a vision-language model (HyperGVL sec. 4). Input: the",
               "HO-Neigh description of the hypergraph and the question, as a tokenizer pair; the description is cut",
               f"from the {meta.get('truncation_side', 'right')} beyond {meta.get('max_length')} tokens, the question"
               " is never cut. Output: one of the labels `<text_rep>+<visual_rep>` (e.g. `n_set+enc_hy`).", "",
-              f"Base model: `{base}`; fine-tuned end to end with a new 35-way head.", "",
+              f"Base model: `{base}`; fine-tuned end to end with a new "
+              f"{len(meta.get('labels') or PAPER_COMBINATIONS)}-way head.", "",
               "## Intended use", "",
               "Choose the representation for each problem before querying an LVLM on hypergraph understanding and",
               "reasoning (`hypergvl evaluate --routing router:DIR`), or as a plug-in for hypergraph prompts such as",
@@ -310,7 +340,7 @@ def model_card(meta: dict) -> str:
                   "combinations can match at most one of its k pairs); `among_best` is the share of validation meta",
                   "problems whose chosen combination is one of their best ones; `routed` is the accuracy the routed",
                   "combinations have on the validation problems (their averaged accuracy in the PRM), beside Top",
-                  "(N-Set + Enc-Hy), Rand (the mean over the 35) and the oracle (each problem's best).", "",
+                  "(N-Set + Enc-Hy), Rand (the mean over the combinations) and the oracle (each problem's best).", "",
                   "| epoch | step | loss | val loss | top1 | among_best | routed | Top | Rand | oracle |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         nan = float("nan")

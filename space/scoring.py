@@ -9,9 +9,14 @@ string ``response``) are read; submitted ``correct``/``parsed`` fields and ``res
 entries of an older version from their kept raw upload.
 
 Per-sample verdicts are kept as *cells*: counts ``[task, text rep, visual rep, scale, source, samples, correct,
-unparsed]`` (indices into :data:`AXES`), at most 12 x 7 x 6 x 3 x 2 rows per entry. Every filtered leaderboard
-view (source, scale, representation pair) is :func:`summarise` of those counts, which equals the metric's own
-aggregation over the same samples (tested).
+unparsed]``, indices into the axes the entry was scored under (:func:`axes`: the registered tasks and
+representations then, recorded with the entry as ``Entry.axes``; an entry stored before axes were recorded indexes
+the paper's, :data:`hypergvl.space.store.PAPER_AXES`), at most tasks x text x (visual + 1) x 3 x 2 rows per entry.
+Every view reads an entry's cells by name into the axes registered now (:func:`dense`), so entries scored under
+different benchmark versions sit side by side: a task an entry was not scored on has no cell (its column is blank,
+never 0) and its averages are over the tasks it has (``averaged_over``). Every filtered leaderboard view (source,
+scale, representation pair) is :func:`summarise` of those counts, which equals the metric's own aggregation over the
+same samples (tested).
 """
 from __future__ import annotations
 
@@ -30,18 +35,23 @@ from hypergvl.answers import SCORER_VERSION
 from hypergvl.build_folder import load_rows
 from hypergvl.evaluators.accuracy import accuracy_scores
 from hypergvl.provenance import provenance
-from hypergvl.tasks import TASK_CODES, UNDERSTANDING
+from hypergvl.evaluators.routing import POLICIES as ROUTING_POLICIES, spec_forms
+from hypergvl.paper import averaged_over, averages
 from hypergvl.text import TEXT_REPS
-from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
+from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS, built_reps
 
-SCALES = ("small", "medium", "large")
-SOURCES = ("synthetic", "real")
+from .store import SCALES, SOURCES, live_axes as axes
 
 
-AXES = {"task": TASK_CODES, "text_rep": tuple(TEXT_REPS), "visual_rep": (*VISUAL_REPS, TEXT_ONLY), "scale": SCALES,
-        "source": SOURCES}
 TRACKS = ("vision", "text-only", "routed")
-POLICIES = ("router", "rand", "top", "oracle")
+NOT_SUBMITTED = ("profile",)  # the test bed's ceiling: it routes baseline:profile only, never a submitted model
+
+
+def policies() -> tuple[str, ...]:
+    """The routing policies a routed submission may name: every registered one (entry points included) but the
+    test bed's ``profile``."""
+    spec_forms()  # loads the policies of the hypergvl.routing entry-point group
+    return tuple(p for p in ROUTING_POLICIES if p not in NOT_SUBMITTED)
 
 
 class SubmissionError(ValueError):
@@ -273,8 +283,8 @@ def reference_digest(reference: str) -> bytes:
 class SampleIndex:
     """What the server knows about every meta problem of a test set: task, scale, source and reference."""
 
-    def __init__(self, meta: dict[str, tuple[int, int, int, str]], build_sha256: str, *, public: bool = False):
-        self.meta, self.build_sha256 = meta, build_sha256  # meta id -> (task, scale, source indices, reference)
+    def __init__(self, meta: dict[str, tuple[str, int, int, str]], build_sha256: str, *, public: bool = False):
+        self.meta, self.build_sha256 = meta, build_sha256  # meta id -> (task, scale index, source index, reference)
         self.public = public  # a public set's references are published: an upload's own may be compared with them
         self._digests: dict[str, bytes] = {}
 
@@ -286,15 +296,28 @@ class SampleIndex:
 
     @classmethod
     def from_build(cls, build: str, build_sha256: str, *, public: bool = False) -> "SampleIndex":
-        rows = load_rows(build, build_sha256).select_columns(["id", "task", "scale", "source", "reference"])
-        t, s, o = ({v: i for i, v in enumerate(AXES[a])} for a in ("task", "scale", "source"))
-        meta = {m: (t[task], s[scale], o[source], ref) for m, task, scale, source, ref in
+        data = load_rows(build, build_sha256)
+        rows = data.select_columns(["id", "task", "scale", "source", "reference"])
+        s, o = ({v: i for i, v in enumerate(a)} for a in (SCALES, SOURCES))
+        meta = {m: (task, s[scale], o[source], ref) for m, task, scale, source, ref in
                 zip(rows["id"], rows["task"], rows["scale"], rows["source"], rows["reference"])}
-        return cls(meta, build_sha256, public=public)
+        index = cls(meta, build_sha256, public=public)
+        index.text_reps, index.visual_reps = built_reps(data)
+        return index
+
+    #: the representations a complete submission answers: the registered ones the build has (set by from_build;
+    #: an index made by hand has every registered one)
+    text_reps: tuple[str, ...] | None = None
+    visual_reps: tuple[str, ...] | None = None
+
+    def reps(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (self.text_reps if self.text_reps is not None else tuple(TEXT_REPS),
+                self.visual_reps if self.visual_reps is not None else tuple(VISUAL_REPS))
 
     def required(self, track: str) -> int:
         """How many samples a complete submission of ``track`` has."""
-        per = {"vision": len(AXES["text_rep"]) * len(VISUAL_REPS), "text-only": len(AXES["text_rep"]), "routed": 1}
+        texts, visuals = self.reps()
+        per = {"vision": len(texts) * len(visuals), "text-only": len(texts), "routed": 1}
         return len(self.meta) * per[track]
 
 
@@ -303,9 +326,11 @@ def check_selection(records: list[dict], index: SampleIndex, track: str) -> list
     outside the track, a routed problem answered twice, or a missing sample: decided by the ids and counts alone.
     On a public set an uploaded ``reference`` must also equal the set's (an answer from another build); on a hidden
     set it is ignored, so no refusal depends on the hidden references."""
-    texts = {v: i for i, v in enumerate(AXES["text_rep"])}
-    visuals = {v: i for i, v in enumerate(AXES["visual_rep"])}
-    allowed = {"vision": set(VISUAL_REPS), "text-only": {TEXT_ONLY}, "routed": set(VISUAL_REPS) | {TEXT_ONLY}}[track]
+    built_texts, built_visuals = index.reps()
+    texts = {v: i for i, v in enumerate(built_texts)}
+    visuals = {v: i for i, v in enumerate((*built_visuals, TEXT_ONLY))}
+    allowed = {"vision": set(built_visuals), "text-only": {TEXT_ONLY},
+               "routed": set(built_visuals) | {TEXT_ONLY}}[track]
     seen_meta: dict[str, int] = {}
     out = []
     for rec in records:
@@ -338,8 +363,9 @@ def _first_missing(index: SampleIndex, track: str, have: set[str]) -> str:
     if track == "routed":
         answered = {h.partition("/")[0] for h in have}
         return next(m for m in index.meta if m not in answered)
-    visuals = VISUAL_REPS if track == "vision" else (TEXT_ONLY,)
-    return next(f"{m}/{t}/{v}" for m in index.meta for t in AXES["text_rep"] for v in visuals
+    texts, built_visuals = index.reps()
+    visuals = built_visuals if track == "vision" else (TEXT_ONLY,)
+    return next(f"{m}/{t}/{v}" for m in index.meta for t in texts for v in visuals
                 if f"{m}/{t}/{v}" not in have)
 
 
@@ -404,48 +430,58 @@ class Scored:
     scores: dict
     cells: np.ndarray
     num_samples: int
+    axes: dict | None = None  # the names the cells index (:func:`axes` when scored)
 
 
 def score(records: list[dict], index: SampleIndex, track: str) -> Scored:
     """Check the selection and re-score every response against ``index``'s references."""
     keys = check_selection(records, index, track)
     refs = [index.meta[m][3] for m, _, _ in keys]
-    text_names, visual_names = AXES["text_rep"], AXES["visual_rep"]
+    built_texts, built_visuals = index.reps()
+    visual_names = (*built_visuals, TEXT_ONLY)
     out = accuracy_scores(
         predictions=[r["response"] for r in records], references=refs, return_verdicts=True,
-        text_reps=[text_names[t] for _, t, _ in keys], visual_reps=[visual_names[v] for _, _, v in keys],
+        text_reps=[built_texts[t] for _, t, _ in keys], visual_reps=[visual_names[v] for _, _, v in keys],
         scales=[SCALES[index.meta[m][1]] for m, _, _ in keys], sources=[SOURCES[index.meta[m][2]] for m, _, _ in keys])
     correct, unparsed = np.asarray(out["correct"]), np.asarray(out["unparsed"])
-    cols = np.array([(index.meta[m][0], t, v, index.meta[m][1], index.meta[m][2]) for m, t, v in keys], dtype=np.int64)
-    return Scored({k: out[k] for k in HEADLINE}, cells_from(cols, correct, unparsed), len(records))
+    now = axes()
+    task_at, text_at, visual_at = ({v: i for i, v in enumerate(now[a])} for a in ("task", "text_rep", "visual_rep"))
+    cols = np.array([(task_at[index.meta[m][0]], text_at[built_texts[t]], visual_at[visual_names[v]],
+                      index.meta[m][1], index.meta[m][2]) for m, t, v in keys], dtype=np.int64)
+    return Scored({k: out[k] for k in HEADLINE}, cells_from(cols, correct, unparsed, now), len(records),
+                  {a: list(v) for a, v in now.items()})
 
 
-HEADLINE = ("accuracy", "avg_u", "avg_r", "per_task", "per_task_count", "unparsed_rate", "num_samples")
+HEADLINE = ("accuracy", "avg_u", "avg_r", "avg_ext", "averaged_over", "per_task", "per_task_count", "unparsed_rate",
+            "num_samples")
 GROUPINGS = {"by_text_rep": ("text_rep",), "by_visual_rep": ("visual_rep",), "by_scale": ("scale",),
              "by_source": ("source",), "by_source_and_scale": ("source", "scale")}
 
 
-def groupings(cells) -> dict:
+def groupings(cells, cell_axes: dict | None = None) -> dict:
     """The metric's groupings (``by_text_rep``, ``by_visual_rep``, ``by_scale``, ``by_source``,
-    ``by_source_and_scale``: accuracy, per_task, avg_u, avg_r per group present) from an entry's cells."""
-    stack = dense(cells)[None]
+    ``by_source_and_scale``: accuracy, per_task, avg_u, avg_r, avg_ext per group present) from an entry's cells
+    (indexing ``cell_axes``; None: :func:`axes`)."""
+    now = axes()
+    stack = dense(cells, cell_axes, now)[None]
     out = {}
-    for key, axes in GROUPINGS.items():
+    for key, names in GROUPINGS.items():
         combos = [()]
-        for axis in axes:
-            combos = [c + (v,) for c in combos for v in AXES[axis]]
+        for axis in names:
+            combos = [c + (v,) for c in combos for v in now[axis]]
         groups = {}
         for combo in combos:
-            (s,) = summarise_many(None, stack=stack, **dict(zip(axes, combo)))
+            (s,) = summarise_many(None, stack=stack, axes_now=now, **dict(zip(names, combo)))
             if s is not None:
                 groups["/".join(combo)] = s
         out[key] = groups
     return out
 
 
-def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> np.ndarray:
-    """Count samples, correct and unparsed answers per (task, text, visual, scale, source) cell."""
-    sizes = [len(AXES[a]) for a in AXES]
+def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray, cell_axes: dict | None = None
+               ) -> np.ndarray:
+    """Count samples, correct and unparsed answers per (task, text, visual, scale, source) cell of ``cell_axes``."""
+    sizes = [len(v) for v in (cell_axes or axes()).values()]
     flat = np.ravel_multi_index(cols.T, sizes)
     n = int(np.prod(sizes))
     total = np.bincount(flat, minlength=n)
@@ -456,40 +492,64 @@ def cells_from(cols: np.ndarray, correct: np.ndarray, unparsed: np.ndarray) -> n
     return np.column_stack([coords, total[nz], right[nz].round(), miss[nz].round()]).astype(np.int64)
 
 
-def summarise(cells, **filters) -> dict | None:
-    """Accuracy per task, Avg.U (understanding tasks), Avg.R (reasoning tasks) and overall accuracy, in percent,
-    over the cells matching the filters (``scale``, ``source``, ``text_rep``, ``visual_rep``; None = all); None
-    when no sample matches."""
-    return summarise_many([cells], **filters)[0]
+def summarise(cells, cell_axes: dict | None = None, **filters) -> dict | None:
+    """Accuracy per task, Avg.U (the paper's understanding tasks), Avg.R (its reasoning tasks), Avg.Ext (the tasks
+    beyond the paper's) and overall accuracy, in percent, with the tasks each average is over (``averaged_over``),
+    over the cells matching the filters (``scale``, ``source``, ``text_rep``, ``visual_rep``; None = all); None when
+    no sample matches. ``cell_axes``: the names the cells index (an entry's ``axes``; None: :func:`axes`)."""
+    now = axes()
+    return summarise_many(None, stack=dense(cells, cell_axes, now)[None], axes_now=now, **filters)[0]
 
 
-SHAPE = tuple(len(v) for v in AXES.values())  # task, text rep, visual rep, scale, source
+def shape(current: dict | None = None) -> tuple[int, ...]:
+    """The dense array's shape over ``current`` axes (None: :func:`axes`): task, text rep, visual rep, scale, source."""
+    return tuple(len(v) for v in (current or axes()).values())
 
 
-def dense(cells) -> np.ndarray:
-    """An entry's cells as a dense ``(*SHAPE, 2)`` array of (samples, correct) counts."""
+def dense(cells, cell_axes: dict | None = None, current: dict | None = None) -> np.ndarray:
+    """An entry's cells as a dense ``(*shape(current), 2)`` array of (samples, correct) counts over the axes
+    registered now (``current``, None: :func:`axes`). ``cell_axes`` names what the cells' indices mean (an entry's
+    ``axes``); a name not registered now (a task or representation since removed) has no place there and its cells
+    are left out of every view (the entry's stored headline ``scores`` still count them)."""
+    current = current or axes()
+    sizes = shape(current)
     a = np.asarray(cells, dtype=np.int64).reshape(-1, 8)
-    flat = np.ravel_multi_index(a[:, :5].T, SHAPE)
-    n = int(np.prod(SHAPE))
+    coords = a[:, :5]
+    if cell_axes is not None and any(tuple(cell_axes[k]) != tuple(current[k]) for k in current):
+        cols, keep = [], np.ones(len(a), dtype=bool)
+        for j, k in enumerate(current):
+            at = {v: i for i, v in enumerate(current[k])}
+            to = np.array([at.get(v, -1) for v in cell_axes[k]], dtype=np.int64)
+            mapped = to[coords[:, j]] if len(to) else np.zeros(len(a), dtype=np.int64)
+            keep &= mapped >= 0
+            cols.append(mapped)
+        coords, a = np.stack(cols, axis=1)[keep], a[keep]
+    flat = np.ravel_multi_index(coords.T, sizes)
+    n = int(np.prod(sizes))
     out = np.stack([np.bincount(flat, weights=a[:, 5], minlength=n), np.bincount(flat, weights=a[:, 6], minlength=n)],
                    axis=-1)
-    return out.astype(np.int32).reshape(*SHAPE, 2)
+    return out.astype(np.int32).reshape(*sizes, 2)
 
 
-def summarise_many(cells_list, *, stack: np.ndarray | None = None, scale: str | None = None,
-                   source: str | None = None, text_rep: str | None = None, visual_rep: str | None = None):
-    """:func:`summarise` of many entries at once, from their stacked :func:`dense` arrays (``stack``, computed
-    when not given): each filter is a slice, then one sum over the representation, scale and source axes."""
+def summarise_many(cells_list, *, stack: np.ndarray | None = None, axes_list=None, axes_now: dict | None = None,
+                   scale: str | None = None, source: str | None = None, text_rep: str | None = None,
+                   visual_rep: str | None = None):
+    """:func:`summarise` of many entries at once, from their stacked :func:`dense` arrays (``stack``, computed from
+    ``cells_list`` and their ``axes_list`` when not given): each filter is a slice, then one sum over the
+    representation, scale and source axes."""
+    now = axes_now or axes()
     if stack is None:
-        stack = np.stack([dense(c) for c in cells_list]) if len(cells_list) else np.zeros((0, *SHAPE, 2), np.int32)
+        names = axes_list if axes_list is not None else [None] * len(cells_list)
+        stack = (np.stack([dense(c, a, now) for c, a in zip(cells_list, names)]) if len(cells_list)
+                 else np.zeros((0, *shape(now), 2), np.int32))
     view = stack
     for axis, name, value in ((2, "text_rep", text_rep), (3, "visual_rep", visual_rep), (4, "scale", scale),
                               (5, "source", source)):
         if value is not None:
-            i = AXES[name].index(value)
+            i = now[name].index(value)
             view = view[(slice(None),) * axis + (slice(i, i + 1),)]
     counts = view.sum(axis=(2, 3, 4, 5), dtype=np.int64)  # (entries, tasks, 2)
-    understanding = np.array([c in UNDERSTANDING for c in TASK_CODES])
+    codes = now["task"]
     out = []
     for per in counts:
         tot, ok = per[:, 0], per[:, 1]
@@ -498,9 +558,7 @@ def summarise_many(cells_list, *, stack: np.ndarray | None = None, scale: str | 
             continue
         present = tot > 0
         acc = np.where(present, 100.0 * ok / np.where(present, tot, 1), np.nan)
-        u, r = present & understanding, present & ~understanding
-        out.append({"per_task": {TASK_CODES[t]: float(acc[t]) for t in np.flatnonzero(present)},
-                    "avg_u": float(acc[u].mean()) if u.any() else None,
-                    "avg_r": float(acc[r].mean()) if r.any() else None,
+        per_task = {codes[t]: float(acc[t]) for t in np.flatnonzero(present)}
+        out.append({"per_task": per_task, **averages(per_task), "averaged_over": averaged_over(per_task),
                     "accuracy": 100.0 * float(ok.sum()) / float(tot.sum()), "num_samples": int(tot.sum())})
     return out

@@ -1,6 +1,6 @@
 """Seed an empty store with the baselines, scored by the server like any submission.
 
-On every current test set: ``baseline:symbolic`` and ``baseline:random`` on the vision track (all 35 pairs) and
+On every current test set: ``baseline:symbolic`` and ``baseline:random`` on the vision track (every registered pair) and
 ``baseline:symbolic`` text-only (HyperGVL sec. 3.3's LLM setting); on the public set also the routed runs of
 ``baseline:symbolic`` under Rand, Top and the oracle of its exhaustive run (HyperGVL sec. 4; a trained WiseHyGR
 router enters through a submission). Idempotent: entries already stored are skipped."""

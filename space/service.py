@@ -18,10 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from hypergvl.atomic import atomic_path
+from hypergvl.paper import PAPER_TASKS
+
 from .config import SpaceConfig
 from .counters import Counters
 from .isolation import run_bounded
-from .scoring import (AXES, POLICIES, TRACKS, SubmissionError, dense, grade_upload, scorer_version,
+from .scoring import (TRACKS, SubmissionError, axes, dense, grade_upload, policies, scorer_version,
                       scoring_provenance, summarise_many)
 from .store import DuplicateError, Entry, Request, SQLiteStore, Store, duplicate_message, entry_key
 from .testsets import HIDDEN, PUBLIC, TestSets
@@ -77,8 +79,8 @@ class Submission:
             raise SubmissionError(f"model type must be one of {', '.join(MODEL_TYPES)}")
         if self.track not in TRACKS:
             raise SubmissionError(f"track must be one of {', '.join(TRACKS)}")
-        if self.track == "routed" and self.routing not in POLICIES:
-            raise SubmissionError(f"a routed submission names its routing policy: one of {', '.join(POLICIES)}")
+        if self.track == "routed" and self.routing not in policies():
+            raise SubmissionError(f"a routed submission names its routing policy: one of {', '.join(policies())}")
         self.link = (self.link or "").strip()
         if self.link and not (_HUB_ID.match(self.link) or _URL.match(self.link)):
             raise SubmissionError("the link must be a Hub id (org/name) or an http(s) URL")
@@ -195,7 +197,7 @@ class Service:
         self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link,
-                      scores=scored.scores, cells=scored.cells, num_samples=scored.num_samples,
+                      scores=scored.scores, cells=scored.cells, axes=scored.axes, num_samples=scored.num_samples,
                       dataset_sha256=testset.served_sha256, origin="upload", submitter=submitter, upload_sha256=sha,
                       raw_sha256=sha, scorer_version=scorer_version(), provenance=scoring_provenance(),
                       submitted_provenance=submitted)
@@ -269,8 +271,10 @@ class Service:
     def remedy(self, testset) -> str:
         """The commands that answer the public set, for a refusal of a run answered on another one (an upload is
         refused on a hidden set before this is asked)."""
-        return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed {self.sets.public_seed} "
-                "--out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), then hypergvl "
+        tasks = list(getattr(testset, "tasks", None) or PAPER_TASKS)
+        flag = "" if tasks == list(PAPER_TASKS) else f" --tasks {' '.join(tasks)}"  # beyond the build default
+        return (f"rebuild this set with `hypergvl build --per-task {testset.per_task} --seed {self.sets.public_seed}"
+                f"{flag} --out SET` (or download it: Submit tab, 'Download: Public set (with answers)'), then hypergvl "
                 "evaluate --dataset SET --model ... --out RUN")
 
     def raw_path(self, sha: str) -> Path:
@@ -373,10 +377,11 @@ class Service:
             if model_types else None
         if not tracks or model_types == ():
             return []  # only unknown values: they match nothing
+        now = axes()
         for axis, value in (("scale", scale), ("source", source), ("text_rep", text_rep), ("visual_rep", visual_rep)):
-            if value is not None and value not in AXES[axis]:
+            if value is not None and value not in now[axis]:
                 raise SubmissionError(f"unknown {axis.replace('_', ' ')} {str(value)[:40]!r}: one of "
-                                      f"{', '.join(AXES[axis])}")
+                                      f"{', '.join(now[axis])}")
         if self._testset(testset).kind == HIDDEN:
             if any(v is not None for v in (scale, source, text_rep, visual_rep)):
                 raise SubmissionError("the hidden set is shown over all its problems and representations only: a "
@@ -391,18 +396,20 @@ class Service:
                 return rows
 
             return self.view(key, hidden)
-        key = ("lb", testset, tuple(tracks), tuple(model_types or ()), scale, source, text_rep, visual_rep)
+        registered = tuple(now["task"] + now["text_rep"] + now["visual_rep"])  # a view is over the axes of its time
+        key = ("lb", testset, tuple(tracks), tuple(model_types or ()), registered, scale, source, text_rep,
+               visual_rep)
 
         def chosen(entries):
             picked = [e for e in entries if e.testset == testset and e.track in tracks
                       and (not model_types or e.model_type in model_types)]
-            return picked, (np.stack([dense(e.cells) for e in picked]) if picked else None)
+            return picked, (np.stack([dense(e.cells, e.axes, now) for e in picked]) if picked else None)
 
         def compute(entries):
-            picked, stack = self.view(key[:4], chosen)  # the dense counts, shared by every filter of this view
+            picked, stack = self.view(key[:5], chosen)  # the dense counts, shared by every filter of this view
             if not picked:
                 return []
-            sums = summarise_many(None, stack=stack, scale=scale, source=source, text_rep=text_rep,
+            sums = summarise_many(None, stack=stack, axes_now=now, scale=scale, source=source, text_rep=text_rep,
                                   visual_rep=visual_rep)
             rows = [{"entry": e, **s} for e, s in zip(picked, sums) if s is not None]
             rows.sort(key=lambda r: -(r["accuracy"]))
@@ -424,11 +431,12 @@ class Service:
             for e in entries:
                 if e.testset != testset:
                     continue
-                (s,) = summarise_many([e.cells])
+                (s,) = summarise_many([e.cells], axes_list=[e.axes])
                 if e.origin != "seed":
                     acc = _rounded(s["accuracy"], cfg.hidden_round)
                     if e.submitter in best and not acc > best[e.submitter] + cfg.hidden_margin:
-                        out[e.id] = {"per_task": {}, "avg_u": None, "avg_r": None, "accuracy": None, "shown": False}
+                        out[e.id] = {"per_task": {}, "avg_u": None, "avg_r": None, "avg_ext": None,
+                                     "averaged_over": s["averaged_over"], "accuracy": None, "shown": False}
                         continue
                     best[e.submitter] = acc
                 problems = ts.per_task  # every task of a set has per_task problems
@@ -436,13 +444,15 @@ class Service:
                 def shown(value, n):
                     return None if value is None or n < cfg.hidden_min_problems else _rounded(value, cfg.hidden_round)
 
+                over = s["averaged_over"]  # a number over n tasks aggregates n * per_task problems
                 out[e.id] = {"per_task": {t: shown(v, problems) for t, v in s["per_task"].items()
                                           if shown(v, problems) is not None},
-                             "avg_u": shown(s["avg_u"], 6 * problems), "avg_r": shown(s["avg_r"], 6 * problems),
-                             "accuracy": shown(s["accuracy"], 12 * problems), "shown": True}
+                             **{k: shown(s[k], len(over[k]) * problems) for k in ("avg_u", "avg_r", "avg_ext")},
+                             "averaged_over": over, "accuracy": shown(s["accuracy"], len(over["accuracy"]) * problems),
+                             "shown": True}
             return out
 
-        return self.view(("published", testset), compute)
+        return self.view(("published", testset, axes()["task"]), compute)
 
     def shown_scores(self, entry: Entry) -> dict | None:
         """The numbers the leaderboard shows of ``entry`` (a hidden set's under :meth:`published`); None when the

@@ -28,7 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
+from hypergvl.paper import PAPER_TASKS, PAPER_TEXT_REPS, PAPER_VISUAL_REPS
+
 PENDING, RUNNING, FINISHED, FAILED = "PENDING", "RUNNING", "FINISHED", "FAILED"
+SCALES = ("small", "medium", "large")
+SOURCES = ("synthetic", "real")
+#: what the cells of an entry stored before entries recorded their axes index: the paper's tasks and representations
+#: (every deployed Space registered exactly these until then; ``none`` is the text-only track)
+PAPER_AXES = {"task": list(PAPER_TASKS), "text_rep": list(PAPER_TEXT_REPS), "visual_rep": [*PAPER_VISUAL_REPS, "none"],
+              "scale": list(SCALES), "source": list(SOURCES)}
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED)
 
 
@@ -48,7 +56,10 @@ class Entry:
     counted by (task, text rep, visual rep, scale, source) (:mod:`hypergvl.space.scoring`), from which every filtered view
     is computed: an integer array, stored as base64 of its zlib-compressed little-endian int32 bytes (a JSON list of
     20,000 integers takes 5 ms to parse, which 1,000 entries cannot afford on a page load). ``scores`` holds the
-    headline numbers only; every grouping is derived from the cells (:func:`hypergvl.space.scoring.groupings`). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``."""
+    headline numbers only; every grouping is derived from the cells (:func:`hypergvl.space.scoring.groupings`). ``track`` is ``vision``, ``text-only`` or ``routed:<policy>``.
+    ``axes`` names what the cells' indices mean (the tasks and representations registered when it was scored); an
+    entry stored without it indexes :data:`PAPER_AXES`, and None (an entry made in memory) means the axes registered
+    now."""
 
     model: str
     revision: str
@@ -70,6 +81,7 @@ class Entry:
     raw_sha256: str | None = None  # the kept raw records (<data>/uploads/<sha256>) it can be re-graded from
     provenance: dict = field(default_factory=dict)  # of the scoring (hypergvl.space.scoring.scoring_provenance)
     submitted_provenance: dict = field(default_factory=dict)  # the submitter's results.json provenance, as given
+    axes: dict | None = None  # axis -> names, what the cells index (hypergvl.space.scoring.axes when scored)
 
     @property
     def text_only(self) -> bool:
@@ -82,6 +94,8 @@ class Entry:
     def to_doc(self) -> dict:
         doc = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         doc["cells"] = encode_cells(self.cells)
+        if doc["axes"] is None:  # made in memory over the axes registered now: stored with their names
+            doc["axes"] = {k: list(v) for k, v in live_axes().items()}
         return copy.deepcopy(doc)
 
     @classmethod
@@ -89,7 +103,21 @@ class Entry:
         names = {f.name for f in dataclasses.fields(cls)}
         fields = {k: v for k, v in doc.items() if k in names}
         fields["cells"] = decode_cells(fields["cells"])
+        if fields.get("axes") is None:  # stored before entries recorded their axes: the paper's
+            fields["axes"] = copy.deepcopy(PAPER_AXES)
         return cls(**fields)
+
+
+def live_axes() -> dict[str, tuple[str, ...]]:
+    """The cells' axes as registered now: tasks (:func:`hypergvl.tasks.task_codes`), text representations, visual
+    representations plus ``none`` (text only), scales and sources."""
+    # the task registry and the renderers (networkx, 0.4 s): loaded when first asked, not by every store client
+    from hypergvl.tasks import task_codes
+    from hypergvl.text import TEXT_REPS
+    from hypergvl.vqa import TEXT_ONLY, VISUAL_REPS
+
+    return {"task": task_codes(), "text_rep": tuple(TEXT_REPS), "visual_rep": (*VISUAL_REPS, TEXT_ONLY),
+            "scale": SCALES, "source": SOURCES}
 
 
 def encode_cells(cells) -> dict:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hypergvl.atomic import write_json
+from hypergvl.paper import PAPER_TASKS
 
 from .config import SpaceConfig
 from .scoring import SampleIndex
@@ -46,6 +47,7 @@ class TestSet:
     per_task: int
     created: float
     current: bool
+    tasks: tuple | list | None = None  # the tasks built (None: recorded before sets named them, the paper's twelve)
 
     @property
     def label(self) -> str:
@@ -57,9 +59,12 @@ class TestSets:
     """The registry of test sets in ``data_dir`` (builds them on first use; safe across threads)."""
 
     def __init__(self, data_dir: Path, *, public_seed: int = 0, per_task: int = 4, hidden_seed: int | None = None,
-                 workers: int = 1):
+                 workers: int = 1, tasks: tuple[str, ...] | None = None):
+        """``tasks``: the tasks a new set is built over (None: ``hypergvl build``'s default, the paper's twelve);
+        a set already built keeps its own."""
         self.dir = Path(data_dir)
         self.public_seed, self.per_task, self.workers = public_seed, per_task, workers
+        self.tasks = tuple(tasks) if tasks else None
         self._env_seed = hidden_seed
         self._lock = threading.Lock()
         self._indexes: dict[str, object] = {}
@@ -147,8 +152,10 @@ class TestSets:
         from hypergvl.questions import strip_build
 
         work = self.dir / "builds" / f".{kind}-{os.getpid()}-{time.time_ns()}"
-        build(BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers,
-                          secret_seed=kind == HIDDEN), progress=False)
+        extra = {"tasks": self.tasks} if self.tasks else {}
+        cfg = BuildConfig(out=work / "full", per_task=self.per_task, seed=seed, workers=self.workers,
+                          secret_seed=kind == HIDDEN, **extra)
+        build(cfg, progress=False)
         sha = dataset_info(str(work / "full"))["build_sha256"]
         final = self.dir / "builds" / f"{kind}-{sha[:8]}"
         if final.exists():  # the same seed again: the build is the same
@@ -164,7 +171,7 @@ class TestSets:
         download = final / ("full" if kind == PUBLIC else "questions")
         return TestSet(name=f"{kind}-{sha[:8]}", kind=kind, build=str(final / "full"), download=str(download),
                        build_sha256=sha, served_sha256=served, per_task=self.per_task, created=time.time(),
-                       current=True)
+                       current=True, tasks=list(cfg.tasks))
 
     # ------------------------------------------------------------------------------------------ references
     def index(self, name: str):
@@ -201,7 +208,7 @@ def main(argv=None) -> int:
             return 2
         print(f"new hidden set {new.name}; the previous one is retired")
     for s in sets.all():
-        print(f"{s.label:40s} {s.per_task * 12:6d} problems  served sha256 {s.served_sha256}")
+        print(f"{s.label:40s} {s.per_task * len(s.tasks or PAPER_TASKS):6d} problems  served sha256 {s.served_sha256}")
     return 0
 
 

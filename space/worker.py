@@ -78,7 +78,7 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
     scored = score(records, service.sets.index(testset.name), kind)
     raw = service.keep_raw(out / LOG)  # what a re-grade under a new scorer version reads
     return Entry(model=meta.pop("name", model), testset=testset.name, track=track, scores=scored.scores,
-                 cells=scored.cells, num_samples=scored.num_samples, dataset_sha256=testset.served_sha256,
+                 cells=scored.cells, axes=scored.axes, num_samples=scored.num_samples, dataset_sha256=testset.served_sha256,
                  raw_sha256=raw, scorer_version=scorer_version(), provenance=scoring_provenance(), **meta)
 
 

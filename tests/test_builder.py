@@ -13,7 +13,7 @@ import pytest
 
 import hypergvl_checker as checker
 from hypergvl.builder import BuildConfig, plan
-from hypergvl.vqa import expand
+from hypergvl.vqa import combinations, expand
 from hypergvl.cli import main
 
 TASKS = ("VC", "HEC", "ISM", "HHM", "SHC")  # as the conftest's small_build
@@ -70,18 +70,18 @@ def test_load_by_name_from_the_parent_folder_and_one_config(built, monkeypatch):
     assert img.size == (1400, 1100)
 
 
-def test_expand_is_35_per_row_and_lazy(built):
+def test_expand_is_a_sample_per_registered_pair_and_lazy(built):
     from datasets import load_dataset
 
     ds = load_dataset(str(built), "ism", split="test")
     vqa = expand(ds)
-    assert len(vqa) == 35 * len(ds)
-    s = vqa[36]
+    assert len(vqa) == len(combinations()) * len(ds)  # 35 over the paper's representations
+    s = vqa[len(combinations()) + 1]
     assert s["meta_id"] == ds[1]["id"] and s["text_rep"] == "lo_inc" and s["visual_rep"] == "bi_inc"
     assert s["prompt"] == ds[1]["text_lo_inc"] + " " + ds[1]["question"]
     assert s["prompt"].startswith("There are two hypergraphs: H and G.")
     assert s["image"].size == (1400, 1100) and s["reference"] == ds[1]["reference"]
-    assert vqa.references()[36] == s["reference"] and len(vqa.references()) == len(vqa)
+    assert vqa.references()[len(combinations()) + 1] == s["reference"] and len(vqa.references()) == len(vqa)
     small = expand(ds, text_reps=["n_set"], visual_reps=["cli_exp", "enc_hy"])
     assert len(small) == 2 * len(ds)
     with pytest.raises(ValueError, match="n_set"):

@@ -87,7 +87,8 @@ def test_lm_eval_indexes_one_task_per_hypergvl_task_and_the_group():
     from lm_eval.tasks import TaskManager
 
     from hypergvl.evaluators.adapters import DEFAULT_MAX_NEW_TOKENS
-    from hypergvl.tasks import REASONING, TASKS, UNDERSTANDING
+    from hypergvl.paper import PAPER_REASONING as REASONING, PAPER_UNDERSTANDING as UNDERSTANDING
+    from hypergvl.tasks import TASKS
 
     index = TaskManager(include_path=str(TASKS_DIR), include_defaults=False).task_index
     names = {"hypergvl_text_" + c.lower().replace("-", "") for c in TASKS}

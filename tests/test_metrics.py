@@ -242,24 +242,31 @@ def _responses(rows, rng):
     return samples
 
 
-def _expected(frame: pd.DataFrame, understanding) -> dict:
+def _expected(frame: pd.DataFrame) -> dict:
+    """The paper's averages, computed here: Avg.U over its six understanding tasks, Avg.R over its six reasoning
+    tasks, and Avg.Ext over any task beyond them."""
+    from hypergvl.paper import PAPER_REASONING, PAPER_TASKS, PAPER_UNDERSTANDING
+
     per_task = (100 * frame.groupby("task")["correct"].mean()).to_dict()
-    u = [v for t, v in per_task.items() if t in understanding]
-    r = [v for t, v in per_task.items() if t not in understanding]
+    u = [v for t, v in per_task.items() if t in PAPER_UNDERSTANDING]
+    r = [v for t, v in per_task.items() if t in PAPER_REASONING]
+    x = [v for t, v in per_task.items() if t not in PAPER_TASKS]
     return {"accuracy": 100 * frame["correct"].mean(), "per_task": per_task, "avg_u": np.mean(u) if u else None,
-            "avg_r": np.mean(r) if r else None, "unparsed_rate": 100 * frame["unparsed"].mean(),
+            "avg_r": np.mean(r) if r else None, "avg_ext": np.mean(x) if x else None,
+            "unparsed_rate": 100 * frame["unparsed"].mean(),
             "num_samples": len(frame), "per_task_count": frame.groupby("task").size().to_dict()}
 
 
 def _assert_summary(got: dict, want: dict):
     assert got["num_samples"] == want["num_samples"] and got["per_task_count"] == want["per_task_count"]
-    for key in ("accuracy", "avg_u", "avg_r", "unparsed_rate"):
+    for key in ("accuracy", "avg_u", "avg_r", "avg_ext", "unparsed_rate"):
         assert got[key] == pytest.approx(want[key]), key
     assert got["per_task"] == pytest.approx(want["per_task"])
 
 
 def test_hypergvl_accuracy_against_per_sample_loop_and_groupby(benchmark_rows):
-    from hypergvl.tasks import TASKS, UNDERSTANDING, score_response
+    from hypergvl.paper import PAPER_UNDERSTANDING
+    from hypergvl.tasks import score_response, task_codes
 
     samples = _responses(benchmark_rows, np.random.default_rng(0))
     frame = pd.DataFrame(samples)
@@ -274,16 +281,17 @@ def test_hypergvl_accuracy_against_per_sample_loop_and_groupby(benchmark_rows):
         scales=frame["scale"].tolist(), sources=frame["source"].tolist(), return_verdicts=True)
     assert out["correct"] == frame["correct"].tolist() and out["unparsed"] == frame["unparsed"].tolist()
     assert out["parsed"] == [v.parsed for v in verdicts]
-    _assert_summary(out, _expected(frame, UNDERSTANDING))
-    assert list(out["per_task"]) == list(TASKS)  # the paper's column order
-    assert out["avg_u"] == pytest.approx(np.mean([out["per_task"][t] for t in UNDERSTANDING]))
+    _assert_summary(out, _expected(frame))
+    assert list(out["per_task"]) == list(task_codes())  # the paper's column order, then any task beyond it
+    assert out["avg_u"] == pytest.approx(np.mean([out["per_task"][t] for t in PAPER_UNDERSTANDING]))
+    assert out["averaged_over"]["accuracy"] == list(task_codes())
     frame["source_scale"] = frame["source"] + "/" + frame["scale"]
     for key, column in (("by_text_rep", "text_rep"), ("by_visual_rep", "visual_rep"), ("by_scale", "scale"),
                         ("by_source", "source"), ("by_source_and_scale", "source_scale")):
         groups = dict(tuple(frame.groupby(column)))
         assert set(out[key]) == set(groups), key
         for label, part in groups.items():
-            _assert_summary(out[key][label], _expected(part, UNDERSTANDING))
+            _assert_summary(out[key][label], _expected(part))
 
 
 def test_hypergvl_accuracy_order_and_duplicates_do_not_matter(benchmark_rows):

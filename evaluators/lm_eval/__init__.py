@@ -18,7 +18,8 @@ import functools
 from pathlib import Path
 
 from hypergvl.atomic import write_text
-from hypergvl.tasks import REASONING, TASKS, UNDERSTANDING, config_name
+from hypergvl.paper import AVERAGES
+from hypergvl.tasks import TASKS, config_name
 from hypergvl.text import TEXT_REPS
 from hypergvl.vqa import TEXT_ONLY, expand
 
@@ -31,7 +32,7 @@ GROUP = "hypergvl_text"
 TEMPLATE = "_default_template.yaml"
 # The paper's averages (HyperGVL sec. 3.2, Table 3): metric -> the tasks it averages. The one place the lm-eval tasks
 # name the paper's sets; a task registered later is in neither and counts in ``accuracy`` (All) only.
-PAPER_AVERAGES = {"avg_u": tuple(UNDERSTANDING), "avg_r": tuple(REASONING)}
+PAPER_AVERAGES = AVERAGES
 # group statistic -> weighted by task size (accuracy, unparsed_rate: over all samples) or a mean of task values
 GROUP_METRICS = {"accuracy": True, "avg_u": False, "avg_r": False, "unparsed_rate": True}
 DOC_FIELDS = ("id", "meta_id", "task", "text_rep", "prompt", "answer", "reference")

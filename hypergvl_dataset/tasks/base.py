@@ -1,7 +1,7 @@
 """The task abstraction and its registry: :class:`Task` (the hooks every HyperGVL task implements), the values it
 passes around (:class:`Instance`, :class:`Reference`, :class:`Verdict`), the ``TASKS`` registry filled by
 ``@register_task``, and the names derived from a task code (:func:`get_task`, :func:`config_name`,
-:func:`task_codes`). The twelve tasks are in :mod:`~hypergvl.tasks.understanding` and
+:func:`task_codes`). The paper's twelve tasks are in :mod:`~hypergvl.tasks.understanding` and
 :mod:`~hypergvl.tasks.reasoning`."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from hypergvl import generators
 from hypergvl.hypergraph import Hypergraph
+from hypergvl.paper import PAPER_TASKS
 from hypergvl.registry import Registry
 
 ANS = "List the answer after “Ans:”"
@@ -121,5 +122,7 @@ def config_name(code: str) -> str:
 
 
 def task_codes() -> tuple[str, ...]:
-    """Codes of every registered task, in registration order (the paper's twelve first)."""
-    return tuple(TASKS)
+    """Codes of every task registered now: the paper's (:data:`hypergvl.paper.PAPER_TASKS`) first in its order, then
+    the others in registration order. The column order of every table and view."""
+    paper = [t for t in PAPER_TASKS if t in TASKS]
+    return (*paper, *(t for t in TASKS if t not in PAPER_TASKS))

@@ -1,4 +1,4 @@
-"""The six reasoning tasks (Table 2, Avg.R): OSP, OMF, ISM (Level-3, polynomial) and 3-CL, SHC, HHM (Level-4, NP-hard
+"""The paper's six reasoning tasks (Table 2; Avg.R averages them, :data:`hypergvl.paper.PAPER_REASONING`): OSP, OMF, ISM (Level-3, polynomial) and 3-CL, SHC, HHM (Level-4, NP-hard
 planning), registered in that order. A planning answer is checked by a verifier that accepts every valid plan."""
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from hypergvl import answers, generators, solvers
 from hypergvl.hypergraph import Hypergraph
 from hypergvl.tasks.base import ANS, Instance, Task, register_task
 from hypergvl.tasks.kinds import _Count, _pick_vertex, _two_vertices
-
-REASONING = ("OSP", "OMF", "ISM", "3-CL", "SHC", "HHM")
-
 
 # ============================================================================================ Level 3
 @register_task

@@ -1,14 +1,11 @@
-"""The six understanding tasks (Table 2, Avg.U): VC, HEC, Ne (Level-1) and DVC, OEC, ONe (Level-2), registered in
-that order."""
+"""The paper's six understanding tasks (Table 2; Avg.U averages them, :data:`hypergvl.paper.PAPER_UNDERSTANDING`):
+VC, HEC, Ne (Level-1) and DVC, OEC, ONe (Level-2), registered in that order."""
 from __future__ import annotations
 
 import re
 
 from hypergvl.tasks.base import ANS, register_task
 from hypergvl.tasks.kinds import _HYPEREDGES, _VERTICES, _Count, _VertexSet, _pick_vertex
-
-UNDERSTANDING = ("VC", "HEC", "Ne", "DVC", "OEC", "ONe")
-
 
 # ============================================================================================ Level 1
 @register_task

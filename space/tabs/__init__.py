@@ -1,5 +1,5 @@
 """The Space's tabs, one module each, registered with ``@register_tab`` (:mod:`hypergvl.space.tabs.base`).
-Importing this package registers the seven; :func:`in_order` lists them in page order. A tab module imports from
+Importing this package registers the package's own; :func:`in_order` lists them in page order. A tab module imports from
 ``hypergvl.space.tabs.base``, never from this package."""
 from __future__ import annotations
 

@@ -9,23 +9,65 @@ returns what the tab fills when a page opens (an :class:`OnLoad`, or None)::
         box = gr.Textbox(label="Notes", elem_id="notes")
         return OnLoad(lambda: f"{len(page.service.entries())} entries", [box])
 
-Light: no Gradio here; what several tabs share (``ALL``, ``SCORE_COLUMNS``, :func:`figures_dir`,
-:func:`public_only`) lives here too."""
+Light: no Gradio here; what several tabs share (``ALL``, :func:`score_columns`, :func:`score_cells`,
+:func:`figures_dir`, :func:`public_only`) lives here too. The task columns are the tasks registered now
+(:func:`hypergvl.tasks.task_codes`); an entry scored before a task existed shows a blank there, never 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from hypergvl.paper import AVERAGE_LABELS, PAPER_REASONING, PAPER_TASKS, PAPER_UNDERSTANDING
 from hypergvl.registry import Registry
-from hypergvl.tasks import TASK_CODES
+from hypergvl.tasks import task_codes
 
 from ..scoring import SubmissionError
 from ..service import Service
 from ..testsets import HIDDEN, PUBLIC
 
 ALL = "all"
-SCORE_COLUMNS = list(TASK_CODES) + ["Avg.U", "Avg.R", "All"]
+
+
+def average_columns() -> list[str]:
+    """Avg.U, Avg.R, Avg.Ext (only while a task beyond the paper's is registered) and All."""
+    extra = any(t not in PAPER_TASKS for t in task_codes())
+    return ["Avg.U", "Avg.R"] + (["Avg.Ext"] if extra else []) + ["All"]
+
+
+def score_columns() -> list[str]:
+    """The number columns of a Table 3 or Table 4 layout: a column per registered task, then the averages."""
+    return list(task_codes()) + average_columns()
+
+
+def score_cells(s: dict) -> dict:
+    """A :func:`hypergvl.space.scoring.summarise` output as the score columns (None where a task has no score)."""
+    out = {t: s["per_task"].get(t) for t in task_codes()}
+    out.update({AVERAGE_LABELS[k]: s.get(k) for k in ("avg_u", "avg_r", "avg_ext")})
+    out["All"] = s.get("accuracy")
+    return {k: v for k, v in out.items() if k in score_columns()}
+
+
+def tasks_text(over: dict | None) -> str:
+    """What an entry's All is averaged over, for the Tasks column: ``paper 12``, ``paper 12 + MXD``, or the codes."""
+    tasks = list((over or {}).get("accuracy") or [])
+    if not tasks:
+        return ""
+    extra = [t for t in tasks if t not in PAPER_TASKS]
+    if all(t in tasks for t in PAPER_TASKS):
+        return f"paper {len(PAPER_TASKS)}" + (f" + {', '.join(extra)}" if extra else "")
+    return ", ".join(tasks)
+
+
+def averages_note() -> str:
+    """The sentence under a table that says over which tasks each average is taken."""
+    extra = [t for t in task_codes() if t not in PAPER_TASKS]
+    text = (f"Avg.U: mean over the paper's six understanding tasks ({', '.join(PAPER_UNDERSTANDING)}); Avg.R: over "
+            f"its six reasoning tasks ({', '.join(PAPER_REASONING)}) (HyperGVL Table 3)")
+    if extra:
+        text += f"; Avg.Ext: over the tasks beyond the paper's ({', '.join(extra)})"
+    return (text + "; All: over every sample of the entry, on the tasks its Tasks column lists. Each average is over "
+            "the tasks an entry was scored on: a task scored after it shows a blank (-), never 0.")
 
 
 @dataclass(frozen=True)

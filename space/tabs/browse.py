@@ -6,7 +6,7 @@ import gradio as gr
 
 from hypergvl.build_folder import load_rows
 from hypergvl.render import visual_labels
-from hypergvl.tasks import TASK_CODES, task_codes
+from hypergvl.tasks import task_codes
 from hypergvl.text import text_labels
 from hypergvl.vqa import expand
 
@@ -41,7 +41,10 @@ class Browser:
             return None, "", "", f"No {task} problem at scale {scale} from source {source}."
         k = min(max(int(number or 1), 1), len(keep)) - 1
         sub = rows.select([keep[k]])
-        sample = expand(sub, [text_rep], [visual_rep])[0]
+        try:
+            sample = expand(sub, [text_rep], [visual_rep])[0]
+        except ValueError as exc:  # a representation registered after this set was built: it has no column
+            return None, "", "", str(exc)
         row = sub[0]
         note = f"Problem {k + 1} of {len(keep)}: {row['id']} ({row['scale']}, {row['source']})"
         return sample["image"], sample["prompt"], row["answer"], note
@@ -51,7 +54,7 @@ class Browser:
 def build(page: Page) -> OnLoad:
     browser, public = Browser(page.service), page.public
     with gr.Row():
-        br_task = gr.Dropdown(list(task_codes()), value=TASK_CODES[0], label="Task", elem_id="br-task")
+        br_task = gr.Dropdown(list(task_codes()), value=task_codes()[0], label="Task", elem_id="br-task")
         br_scale = gr.Radio([ALL, *SCALES], value=ALL, label="Scale", elem_id="br-scale")
         br_source = gr.Radio([ALL, *SOURCES], value=ALL, label="Source", elem_id="br-source")
     with gr.Row():
@@ -70,4 +73,4 @@ def build(page: Page) -> OnLoad:
     outputs = [br_image, br_prompt, br_answer, br_note]
     for c in br_inputs:
         c.change(lambda *a: browser.show(public, *a), br_inputs, outputs, api_name=False)
-    return OnLoad(lambda: browser.show(public, TASK_CODES[0], ALL, ALL, "n_set", "enc_hy", 1), outputs)
+    return OnLoad(lambda: browser.show(public, task_codes()[0], ALL, ALL, "n_set", "enc_hy", 1), outputs)

@@ -10,27 +10,27 @@ import pandas as pd
 
 from hypergvl.evaluators.report import heatmap, lvlm_vs_llm, scale_curves
 from hypergvl.render import visual_labels
-from hypergvl.tasks import TASK_CODES
 from hypergvl.text import text_labels
 
 from ..scoring import groupings, summarise
 from ..service import Service
 from ..testsets import PUBLIC
-from .base import SCORE_COLUMNS, OnLoad, Page, figures_dir, public_only, register_tab
+from .base import OnLoad, Page, figures_dir, public_only, register_tab, score_cells, score_columns
 
 
 def representation_frame(entry) -> pd.DataFrame:
-    """Table 4 layout for one entry: a row per representation (7 textual, 5 visual), a column per task."""
+    """Table 4 layout for one entry: a row per registered representation it was scored on (textual, then visual),
+    a column per registered task."""
     rows = []
     for axis, labels, key in (("text_rep", text_labels(), "text_rep"), ("visual_rep", visual_labels(), "visual_rep")):
         for rep, label in labels.items():
-            s = summarise(entry.cells, **{key: rep})
+            s = summarise(entry.cells, entry.axes, **{key: rep})
             if s is None:
                 continue
-            rows.append({"Representation": label, **{t: s["per_task"].get(t) for t in TASK_CODES},
-                         "Avg.U": s["avg_u"], "Avg.R": s["avg_r"], "All": s["accuracy"]})
-    frame = pd.DataFrame(rows, columns=["Representation"] + SCORE_COLUMNS)
-    for c in SCORE_COLUMNS:
+            rows.append({"Representation": label, **score_cells(s)})
+    numbers = score_columns()
+    frame = pd.DataFrame(rows, columns=["Representation"] + numbers)
+    for c in numbers:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
     return frame
 
@@ -38,7 +38,7 @@ def representation_frame(entry) -> pd.DataFrame:
 def _result_dict(entry) -> dict:
     """An entry as ``hypergvl.evaluators.report`` expects a results.json (matplotlib-safe label)."""
     name = entry.model.replace("$", r"\$")[:60]
-    return {"model": {"name": name}, "scores": {**entry.scores, **groupings(entry.cells)}, "text_only": entry.text_only}
+    return {"model": {"name": name}, "scores": {**entry.scores, **groupings(entry.cells, entry.axes)}, "text_only": entry.text_only}
 
 
 def representation_figures(service: Service, entry, testset: str) -> tuple[str | None, str | None, str | None]:

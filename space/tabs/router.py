@@ -10,7 +10,7 @@ import pandas as pd
 
 from hypergvl.evaluators.routing import policy_label
 from hypergvl.router.study import grouped_bars
-from hypergvl.tasks import TASK_CODES
+from hypergvl.tasks import task_codes
 
 from ..scoring import summarise
 from ..service import Service, spreadsheet_safe
@@ -21,15 +21,15 @@ from .base import OnLoad, Page, figures_dir, public_only, register_tab
 def router_frame(service: Service, testset: str) -> pd.DataFrame:
     """Routed results: a row per (model, policy) with accuracy per task and overall (HyperGVL Fig. 5)."""
     public_only(service, testset)
-    rows = []
+    rows, codes = [], list(task_codes())
     for e in service.entries():
         if e.testset != testset or not e.track.startswith("routed:"):
             continue
-        s = summarise(e.cells)
+        s = summarise(e.cells, e.axes)
         rows.append({"Model": spreadsheet_safe(e.model), "Routing": policy_label(e.routing) if e.routing else e.routing,
-                     **{t: s["per_task"].get(t) for t in TASK_CODES}, "All": s["accuracy"], "Problems": e.num_samples})
-    frame = pd.DataFrame(rows, columns=["Model", "Routing"] + list(TASK_CODES) + ["All", "Problems"])
-    for c in list(TASK_CODES) + ["All"]:
+                     **{t: s["per_task"].get(t) for t in codes}, "All": s["accuracy"], "Problems": e.num_samples})
+    frame = pd.DataFrame(rows, columns=["Model", "Routing"] + codes + ["All", "Problems"])
+    for c in codes + ["All"]:
         frame[c] = pd.to_numeric(frame[c], errors="coerce").round(1)
     return frame.sort_values(["Model", "Routing"]).reset_index(drop=True)
 
@@ -42,7 +42,7 @@ def router_figure(service: Service, testset: str, model: str | None) -> str | No
         return None
     model = frame["Model"].iloc[0]
     frame = frame[frame["Model"] == model]
-    tasks = [t for t in TASK_CODES if frame[t].notna().any()]
+    tasks = [t for t in task_codes() if t in frame and frame[t].notna().any()]
     series = {r["Routing"]: [r[t] for t in tasks] + [r["All"]] for _, r in frame.iterrows()}
     title = f"Routing: {model.replace('$', '')[:60]} on {testset}"
     # named by what it shows: drawn once (matplotlib costs a visitor seconds), whatever else the store holds

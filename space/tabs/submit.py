@@ -11,7 +11,7 @@ import pandas as pd
 
 from hypergvl.atomic import atomic_path
 
-from ..scoring import POLICIES, SubmissionError
+from ..scoring import SubmissionError, policies
 from ..service import MODEL_TYPES, Service, Submission, redact_paths
 from ..testsets import HIDDEN, PUBLIC
 from ..upload_limits import submitter_name
@@ -89,7 +89,8 @@ def build(page: Page) -> None:
         s = entry.scores  # an upload is on the public set (service.submit_upload), whose scores are all shown
         return (f"Accepted: {entry.model} on {entry.testset} ({entry.track}, {scored_from(entry)}), re-scored by the "
                 f"server over {entry.num_samples} samples: accuracy {_num(s['accuracy'])}, Avg.U {_num(s['avg_u'])}, "
-                f"Avg.R {_num(s['avg_r'])}. Status FINISHED.")
+                f"Avg.R {_num(s['avg_r'])}" + (f", Avg.Ext {_num(s['avg_ext'])}" if s.get("avg_ext") is not None else "")
+                + ". Status FINISHED.")
 
     def do_request(model, link, revision, model_type, params, track, testset, request: gr.Request, profile=None):
         try:
@@ -137,7 +138,7 @@ def build(page: Page) -> None:
                                elem_id="sub-set")
             sub_track = gr.Radio(["vision", "text-only", "routed"], value="vision", label="Track",
                                  elem_id="sub-track")
-            sub_routing = gr.Dropdown(["", *POLICIES], value="", label="Routing policy (routed track)",
+            sub_routing = gr.Dropdown(["", *policies()], value="", label="Routing policy (routed track)",
                                       elem_id="sub-routing")
         with gr.Column():
             gr.Markdown("#### 3. Describe the model (shown on the leaderboard)")

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # router_fixtures
 
 @pytest.fixture(scope="session")
 def symbolic_run(small_build, tmp_path_factory):
-    """All 35 combinations of the small build answered by baseline:symbolic."""
+    """Every registered combination of the small build answered by baseline:symbolic."""
     from hypergvl.evaluators.harness import evaluate_model
 
     out = tmp_path_factory.mktemp("router-runs") / "symbolic"

@@ -10,9 +10,10 @@ import torch
 
 from hypergvl import Hypergraph
 from hypergvl.tasks import generate_problem
-from hypergvl.router import COMBINATIONS, LABELS, WiseHyGR
+from hypergvl.router import WiseHyGR, combination_name
 from hypergvl.router.model import describe, encode_pairs
 from hypergvl.router.prm import PRMConfig, build_prm
+from hypergvl.vqa import combinations
 from hypergvl.router.train import TrainConfig, class_weights, group_problems, main as train_main, pair_loss, train
 
 from router_fixtures import write_run
@@ -57,7 +58,7 @@ def test_class_weights_are_sklearn_balanced():
 
     probs = group_problems([{"meta_id": m, "description": "", "question": "", "label": c}
                             for m, cs in (("a", [0, 1]), ("b", [1]), ("c", [1, 4])) for c in cs])
-    w = class_weights(probs)
+    w = class_weights(probs, 5)
     ref = compute_class_weight("balanced", classes=np.array([0, 1, 4]), y=np.array([0, 1, 1, 1, 4]))
     assert w[[0, 1, 4]] == pytest.approx(ref) and w.sum() == pytest.approx(ref.sum())
 
@@ -115,13 +116,15 @@ def test_resume_after_interruption_gives_the_uninterrupted_weights(single_label_
 
 def test_saved_router_labels_and_reload(tiny_router):
     r = WiseHyGR.from_pretrained(tiny_router)
-    assert r2_labels(r) == list(LABELS) and LABELS[26] == "n_set+bi_inc" and r.max_length == 160
+    # its PRM's label set: every registered pair (the runs were exhaustive), in combinations() order
+    assert r2_labels(r) == [combination_name(*c) for c in combinations()] == list(r.labels)
+    assert "n_set+bi_inc" in r.labels and r.max_length == 160 and r.not_routed() == []
     with pytest.raises(ValueError, match="not a WiseHyGR router"):
         WiseHyGR.from_pretrained(tiny_router / "..")
 
 
 def r2_labels(r):
-    return [r.model.config.id2label[i] for i in range(35)]
+    return [r.model.config.id2label[i] for i in range(r.model.config.num_labels)]
 
 
 def test_route_and_route_batch_agree_and_read_ho_neigh(tiny_router):
@@ -189,7 +192,7 @@ def test_accelerate_launch_with_two_processes(prm_dir, tiny_backbone, tmp_path):
     assert run.stdout.count("router saved to") == 1  # printed by the main process only
     state = json.loads((out / "trainer_state.json").read_text())
     assert state["key"]["num_processes"] == 2 and state["state"]["global_step"] == 3
-    assert WiseHyGR.from_pretrained(out).route_texts(["G describes ..."], ["Q: How many vertices?"])[0] in COMBINATIONS
+    assert WiseHyGR.from_pretrained(out).route_texts(["G describes ..."], ["Q: How many vertices?"])[0] in combinations()
 
 
 def test_push_to_hub_uploads_the_saved_folder(tiny_router, monkeypatch):
@@ -267,4 +270,4 @@ print(json.dumps({"routes": r.route_texts(d, q), "plain": plain.tolist(), "ours"
     assert [tuple(x) for x in got["routes"]] == [tuple(x) for x in router.route_texts(d, q)]
     assert torch.allclose(torch.tensor(got["plain"]), router.logits(d, q), atol=1e-5)
     assert torch.allclose(torch.tensor(got["ours"]), router.logits(d, q), atol=1e-5)
-    assert got["labels"] == list(LABELS) and len(LABELS) == len(COMBINATIONS)
+    assert got["labels"] == list(router.labels) and len(router.labels) == len(router.combinations)

@@ -3,9 +3,11 @@ the 8:2 split by meta problem, and the router input regenerated from the referen
 import pytest
 
 from hypergvl.tasks import generate_problem
-from hypergvl.router.prm import COMBINATIONS, LABELS, PRMConfig, build_prm, load_prm, main, split_meta_ids
+from hypergvl.router.prm import PRMConfig, build_prm, load_prm, main, split_meta_ids
+from hypergvl.vqa import combinations
 from router_fixtures import write_run
 
+N = len(combinations())  # the registered pairs: the runs below are exhaustive over them
 TASKS = ("HEC", "OSP", "VC", "ISM", "Ne", "SHC", "OEC", "DVC", "ONe", "OMF")
 
 
@@ -28,10 +30,10 @@ def two_runs(problems, tmp_path_factory):
         if meta == osp:  # a tie of two for both models
             return c in {("n_set", "st_inc"), ("inc_mat", "cli_exp")}
         if meta == vc:
-            return True  # all 35 right: uninformative
+            return True  # all right: uninformative
         if meta == ism:
-            return False  # all 35 wrong: uninformative
-        return c == COMBINATIONS[(ids.index(meta) * 7) % 35]
+            return False  # all wrong: uninformative
+        return c == combinations()[(ids.index(meta) * 7) % N]
 
     def m2(meta, c):
         if meta == hec:  # ... and n_set+enc_hy and lo_inc+enc_hy for model 2: only n_set+enc_hy averages 1.0
@@ -49,7 +51,7 @@ def pairs_by_meta(prm):
     out = {}
     for split in ("train", "validation"):
         for r in prm[split]:
-            out.setdefault(r["meta_id"], set()).add(LABELS[r["label"]])
+            out.setdefault(r["meta_id"], set()).add(prm.labels[r["label"]])
     return out
 
 
@@ -58,12 +60,12 @@ def test_averaging_across_models_and_ties(two_runs, problems, tmp_path):
     got = pairs_by_meta(load_prm(tmp_path / "prm"))
     assert got[problems_id(problems, "HEC")] == {"n_set+enc_hy"}  # 1.0 beats the 0.5s of either model alone
     assert got[problems_id(problems, "OSP")] == {"n_set+st_inc", "inc_mat+cli_exp"}  # a tie: two (p, R_p) pairs
-    assert len(got[problems_id(problems, "VC")]) == 35 and len(got[problems_id(problems, "ISM")]) == 35
+    assert len(got[problems_id(problems, "VC")]) == N and len(got[problems_id(problems, "ISM")]) == N
     assert s["num_uninformative"] == 2 and s["num_meta_problems"] == 10
     rows = [r for sp in load_prm(tmp_path / "prm").values() for r in sp]
     osp = [r for r in rows if r["meta_id"] == problems_id(problems, "OSP")]
     assert all(r["num_best"] == 2 and r["best_accuracy"] == 1.0 and r["informative"] for r in osp)
-    assert sum(r["informative"] is False for r in rows) == 70
+    assert sum(r["informative"] is False for r in rows) == 2 * N
 
 
 def test_drop_uninformative_and_card(two_runs, problems, tmp_path):
@@ -104,11 +106,11 @@ def test_incomplete_or_mismatched_runs_are_refused(two_runs, problems, tmp_path)
     short = tmp_path / "short"
     short.mkdir()
     (short / "samples.jsonl").write_text("\n".join(lines[:-1]) + "\n")
-    with pytest.raises(ValueError, match=r"lacks 1 of the 35 combinations of meta problem .*-\d{5}"):
+    with pytest.raises(ValueError, match=rf"lacks 1 of the {N} combinations of meta problem .*-\d{{5}}"):
         build_prm(PRMConfig((str(short),), str(tmp_path / "x")), progress=False)
     fewer = tmp_path / "fewer"
     fewer.mkdir()
-    (fewer / "samples.jsonl").write_text("\n".join(lines[35:]) + "\n")
+    (fewer / "samples.jsonl").write_text("\n".join(lines[N:]) + "\n")
     with pytest.raises(ValueError, match="different meta problems"):
         build_prm(PRMConfig((str(two_runs[0]), str(fewer)), str(tmp_path / "y")), progress=False)
     assert main(["--results", str(tmp_path / "nothing"), "--out", str(tmp_path / "z"), "--no-progress"]) == 2

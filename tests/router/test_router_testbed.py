@@ -11,9 +11,11 @@ from hypergvl.evaluators.adapters import make_adapter
 from hypergvl.evaluators.baselines import DEFAULT_PROFILE, load_profile
 from hypergvl.evaluators.harness import evaluate_model
 from hypergvl.builder import BuildConfig, build
-from hypergvl.router.prm import LABELS, PRMConfig, build_prm
+from hypergvl.paper import PAPER_TASKS
+from hypergvl.router.prm import PRMConfig, build_prm, combination_name
 from hypergvl.router.testbed import default_profile, shuffled_profile
 from hypergvl.router.train import TrainConfig, train
+from hypergvl.vqa import combinations
 
 TASKS = ("VC", "HEC", "OEC")
 # per task: the best pair on small and medium hypergraphs, and on large ones; Top (n_set+enc_hy) is at 0.45 everywhere
@@ -26,7 +28,7 @@ def _profile(path):
     for task, (small, large) in BEST.items():
         table[task] = {}
         for scale in ("small", "medium", "large"):
-            row = {label: 0.1 for label in LABELS}
+            row = {combination_name(*c): 0.1 for c in combinations()}
             row["n_set+enc_hy"] = 0.45
             row[large if scale == "large" else small] = 0.95
             table[task][scale] = row
@@ -41,7 +43,7 @@ def test_the_shipped_profile_is_the_documented_derivation_and_top_is_rarely_best
     cells = [(t, s) for t in prof.table for s in prof.table[t]]
     best = {prof.best(t, s) for t, s in cells}
     top_best = sum(prof.best(t, s) == ("n_set", "enc_hy") for t, s in cells)
-    assert len(cells) == 36 and len(best) >= 8 and top_best <= 6
+    assert len(cells) == 3 * len(PAPER_TASKS) and len(best) >= 8 and top_best <= 6
     # the best pair moves with the scale on most tasks
     assert sum(prof.best(t, "small") != prof.best(t, "large") for t in prof.table) >= 8
 
@@ -50,7 +52,8 @@ def test_the_shipped_profile_is_the_documented_derivation_and_top_is_rarely_best
     (lambda d: d.update(format=2), "format"),
     (lambda d: d["p"].update(XX=d["p"]["VC"]), "unknown task 'XX'"),
     (lambda d: d["p"]["VC"].pop("large"), "needs exactly the scales"),
-    (lambda d: d["p"]["VC"]["small"].pop("n_set+enc_hy"), "all 35 combinations"),
+    (lambda d: d["p"]["VC"]["small"].pop("n_set+enc_hy"), "must list the same pairs as the other rows"),
+    (lambda d: d["p"]["VC"]["small"].update({"n_set+nope": 0.5}), "not pairs '<text_rep>\\+<visual_rep>' of registered"),
     (lambda d: d["p"]["VC"]["small"].update({"n_set+enc_hy": 1.5}), "number in [0, 1]"),
 ])
 def test_bad_profiles_are_refused_with_the_reason(tmp_path, change, message):
@@ -71,7 +74,7 @@ def test_profile_answers_are_right_exactly_when_the_seeded_draw_is_below_p(small
                          batch_size=64, progress=False)
     assert out["model"]["name"] == "baseline:profile:default@seed3"
     recs = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
-    assert len(recs) == 40 * 35 and not any(r["unparsed"] for r in recs)
+    assert len(recs) == 40 * len(combinations()) and not any(r["unparsed"] for r in recs)
     for r in recs:
         u = np.random.default_rng([3, zlib.crc32(r["id"].encode())]).random()
         assert r["correct"] == (u < prof.p(r["task"], r["scale"], r["text_rep"], r["visual_rep"])), r["id"]

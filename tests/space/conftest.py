@@ -16,7 +16,8 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def space_service(tmp_path_factory):
-    """A Space with one meta problem per task in each test set (420 vision samples), seeded with the baselines."""
+    """A Space with one meta problem per task in each test set (:func:`vision_samples`: 420 over the paper's tasks and
+    representations), seeded with the baselines."""
     from hypergvl.space.seed import seed
     from hypergvl.space.config import SpaceConfig
     from hypergvl.space.service import Service
@@ -26,6 +27,20 @@ def space_service(tmp_path_factory):
                                   study_dirs=()))
     seed(service)
     return service
+
+
+def set_tasks() -> tuple[str, ...]:
+    """The tasks of the Space's test sets: the build default (the paper's twelve)."""
+    from hypergvl.builder import BuildConfig
+
+    return BuildConfig.__dataclass_fields__["tasks"].default
+
+
+def vision_samples(per_task: int = 1) -> int:
+    """Samples of a complete vision-track submission on a test set: its problems x the registered pairs."""
+    from hypergvl.vqa import combinations
+
+    return len(set_tasks()) * per_task * len(combinations())
 
 
 def fresh(service, tmp_path, **config):

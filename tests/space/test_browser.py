@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, fresh, seeded_run
+from conftest import free_port, fresh, seeded_run, vision_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("HYPERGVL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -135,7 +135,8 @@ def test_valid_upload_adds_a_rescored_row_and_invalid_adds_nothing(site, tmp_pat
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(good.read_text().splitlines()[:-1]) + '\n{"id": "x"}\n')
     _upload(page, bad, "browser/bad-model")
-    expect(result_box(page)).to_have_value("Rejected: line 420: field 'response' is missing", timeout=60_000)
+    expect(result_box(page)).to_have_value(f"Rejected: line {vision_samples()}: field 'response' is missing",
+                                           timeout=60_000)
     page.screenshot(path=str(SHOTS / "submit-rejected.png"), full_page=True)
     _refresh(page)
     expect(page.locator("#lb")).to_contain_text("browser/good-model", timeout=30_000)

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from conftest import free_port, fresh, seeded_run
+from hypergvl.vqa import combinations
 from hypergvl.space.scoring import Limits, SampleIndex, SubmissionError, parse_samples, read_upload
 from hypergvl.space.config import SpaceConfig
 from hypergvl.space.service import Service, Submission
@@ -134,14 +135,13 @@ def _integer(answer: str) -> int | None:
 
 
 def pair_attack(client, testset, answers: dict[str, int], rng) -> int:
-    """Finding 2's attacker after its one submission (``Ans: k`` on pair k): 35 filtered /leaderboard calls; a task
-    whose view at pair k scores above 0 is answered k; where the views tell nothing, a guess among 1..35.
-    Returns how many hidden answers it got right."""
-    from hypergvl.vqa import VISUAL_REPS
-    from hypergvl.space.scoring import AXES
+    """Finding 2's attacker after its one submission (``Ans: k`` on pair k): a filtered /leaderboard call per pair
+    (35 over the paper's representations); a task whose view at pair k scores above 0 is answered k; where the views
+    tell nothing, a guess among 1..pairs. Returns how many hidden answers it got right."""
+    from hypergvl.vqa import combinations
 
     guess: dict[str, int] = {}
-    pairs = [(t, v) for t in AXES["text_rep"] for v in VISUAL_REPS]
+    pairs = combinations()
     for k, (t, v) in enumerate(pairs, 1):
         try:
             rows = table(client, testset, "all", "all", t, v)
@@ -151,7 +151,7 @@ def pair_attack(client, testset, answers: dict[str, int], rng) -> int:
         for task in answers:
             if row is not None and isinstance(row.get(task), (int, float)) and row[task] > 0:
                 guess[task] = k
-    return sum(guess.get(task, int(rng.integers(1, 36))) == a for task, a in answers.items())
+    return sum(guess.get(task, int(rng.integers(1, len(pairs) + 1))) == a for task, a in answers.items())
 
 
 def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
@@ -159,10 +159,9 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
     representation, recovered seven hidden answers. Now the hidden set's views are refused below the aggregation
     limit, and the attacker does no better than guessing (binomial bound, seeded); the same attack on the public set
     (whose answers are published) recovers every answer, so the test can tell."""
-    from hypergvl.vqa import VISUAL_REPS
-    from hypergvl.space.scoring import AXES
+    from hypergvl.vqa import combinations
 
-    pairs = [(t, v) for t in AXES["text_rep"] for v in VISUAL_REPS]
+    pairs = combinations()
     results = {}
     for kind in ("hidden", "public"):
         s = space_service.sets.current(kind)
@@ -179,12 +178,12 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
         answers = {}
         for m, (t, _, _, ref) in index.meta.items():
             a = _integer(json.loads(ref)["answer"])
-            if a is not None and 1 <= a <= 35:
-                answers[AXES["task"][t]] = a
+            if a is not None and 1 <= a <= len(pairs):
+                answers[t] = a
         results[kind] = (pair_attack(app.client, s.name, answers, np.random.default_rng(2015)), len(answers))
     hits, n = results["hidden"]
     assert n >= 5
-    # chance: each guess right with p = 1/35; P(X >= 3) < 0.002 for n <= 12 problems
+    # chance: each guess right with p = 1/35 (1/pairs); P(X >= 3) < 0.002 for n <= 12 problems
     assert hits <= 2, f"the attack recovered {hits} of {n} hidden answers"
     assert results["public"][0] == results["public"][1]  # where views are allowed, the attack works
     with pytest.raises(Exception, match="hidden set is shown over all"):
@@ -198,13 +197,11 @@ def test_filtered_views_recover_no_hidden_answer(app, space_service, tmp_path):
 def _binary_index(n: int, seed: int) -> tuple[SampleIndex, list[tuple[str, str]]]:
     """``n`` generated DVC problems (one task, so one column) and for each its right answer and a wrong one."""
     from hypergvl.tasks import generate_problem
-    from hypergvl.space.scoring import AXES
-
     meta, pairs = {}, []
     for i in range(n):
         row = generate_problem("DVC", seed + i, "small")
         mid = f"DVC-{i:05d}"
-        meta[mid] = (AXES["task"].index("DVC"), 0, 0, row["reference"])
+        meta[mid] = ("DVC", 0, 0, row["reference"])
         pairs.append((row["answer"], str(int(row["answer"]) + 1)))
     return SampleIndex(meta, "boost"), pairs
 
@@ -638,7 +635,7 @@ def test_the_weighted_probe_recovers_no_more_than_chance(app, space_service, tmp
     hidden = space_service.sets.current("hidden").name
     problems, candidates, truth = _probe_setup(space_service, hidden)
     n = len(problems)
-    assert n >= 12 and all(len(ids) == 35 for ids in problems.values())
+    assert n >= 12 and all(len(ids) == len(combinations()) for ids in problems.values())
 
     then = fresh(space_service, tmp_path / "then")
     counter = iter(range(10_000))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, fresh, seeded_run
+from conftest import free_port, fresh, seeded_run, vision_samples
 from hypergvl.space.isolation import run_bounded
 from hypergvl.space.scoring import Limits, SubmissionError, read_upload
 
@@ -182,7 +182,7 @@ def test_a_worst_case_upload_is_graded_under_its_budgets(space_service, tmp_path
     svc = fresh(space_service, tmp_path)
     upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
     entry = svc.submit_upload(upload, Submission(model="org/worst", testset=svc.sets.current("public").name), "t")
-    assert entry.num_samples == 420
+    assert entry.num_samples == vision_samples()
 
 
 def test_a_hidden_upload_keeps_no_reference_field(tmp_path):

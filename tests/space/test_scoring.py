@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fresh, seeded_run
-from hypergvl.space.scoring import AXES, Limits, SubmissionError, parse_samples, read_upload, score, summarise
+from conftest import fresh, seeded_run, set_tasks, vision_samples
+from hypergvl.space.scoring import Limits, SubmissionError, parse_samples, read_upload, score, summarise
 from hypergvl.space.service import Submission
 
 
@@ -103,7 +103,7 @@ def test_reads_a_zipped_evaluate_folder(space_service, tmp_path):
     z = zip_folder(tmp_path / "run.zip", {f"run/{n}": (run / n).read_bytes() for n in ("samples.jsonl", "results.json",
                                                                                         "run.json")})
     records, results, sha = read_upload(z)
-    assert len(records) == 420 and results["model"]["name"] == "baseline:symbolic" and len(sha) == 64
+    assert len(records) == vision_samples() and results["model"]["name"] == "baseline:symbolic" and len(sha) == 64
     assert set(records[0]) <= {"id", "response", "line", "reference_sha256"}  # submitted verdicts are not even kept
 
 
@@ -117,7 +117,7 @@ def _independent_accuracy(service, records):
     for r in records:
         meta = r["id"].split("/")[0]
         t, _, _, ref = index.meta[meta]
-        per_task.setdefault(AXES["task"][t], []).append(score_response(ref, r["response"]).correct)
+        per_task.setdefault(t, []).append(score_response(ref, r["response"]).correct)
     return {t: 100.0 * sum(v) / len(v) for t, v in per_task.items()}
 
 
@@ -160,7 +160,7 @@ def test_cells_reproduce_every_metric_grouping(space_service):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda rs: rs.pop(), "has 420 samples; the upload has 419"),
+    (lambda rs: rs.pop(), f"has {vision_samples():,} samples; the upload has {vision_samples() - 1:,}"),
     (lambda rs: rs.append({"id": "VC-99999/n_set/enc_hy", "response": "x"}), "unknown sample id 'VC-99999/n_set/enc_hy'"),
     (lambda rs: rs.__setitem__(0, {"id": rs[0]["id"].rsplit("/", 1)[0] + "/none", "response": "x"}),
      "not part of the vision track"),
@@ -178,7 +178,7 @@ def test_selection_must_be_complete_and_exact(space_service, mutate, message):
 def test_routed_track_one_pair_per_problem(space_service):
     records = lines(space_service, "baseline-symbolic-routed-top")
     index = space_service.sets.index(space_service.sets.current("public").name)
-    assert score(parse_samples("".join(json.dumps(r) + "\n" for r in records).encode()), index, "routed").num_samples == 12
+    assert score(parse_samples("".join(json.dumps(r) + "\n" for r in records).encode()), index, "routed").num_samples == len(set_tasks())
     twice = records + [dict(records[0], id=records[0]["id"].rsplit("/", 2)[0] + "/n_pair/enc_hy")]
     with pytest.raises(SubmissionError, match="answered twice"):
         score(parse_samples("".join(json.dumps(r) + "\n" for r in twice[1:] + twice[:1]).encode()), index, "routed")
@@ -286,3 +286,38 @@ def test_rotate_command(space_service, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HYPERGVL_HIDDEN_SEED", "5")
     assert main(["rotate"]) == 2  # the seed is a secret of the deployment: rotate by changing it
     assert "change that secret" in capsys.readouterr().err
+
+
+def test_cells_are_read_by_name_so_entries_of_other_benchmark_versions_sit_side_by_side():
+    """An entry's cells index the axes it was scored under (``Entry.axes``; one stored before axes were recorded
+    indexes the paper's): read into the axes registered now, a task or representation it was not scored on has no
+    value (never 0), and one not registered now is left out of the views."""
+    import numpy as np
+
+    from hypergvl.paper import PAPER_TASKS
+    from hypergvl.space.scoring import axes
+    from hypergvl.space.store import PAPER_AXES, Entry, encode_cells
+
+    now = axes()
+    later = {k: list(v) for k, v in now.items()}  # a later version: a task among the paper's, a representation more
+    later["task"] = later["task"][:6] + ["NEW"] + later["task"][6:]
+    later["text_rep"] = later["text_rep"] + ["new_rep"]
+    cells = np.array([[later["task"].index("OSP"), later["text_rep"].index("n_set"), 0, 0, 0, 4, 3, 0],
+                      [later["task"].index("NEW"), 0, 0, 0, 0, 5, 5, 0],
+                      [0, later["text_rep"].index("new_rep"), 0, 0, 0, 2, 1, 0],
+                      [0, 0, 0, 0, 0, 2, 1, 0]])
+    s = summarise(cells, later)
+    assert s["per_task"] == {"VC": 50.0, "OSP": 75.0} and s["num_samples"] == 6
+    assert s["avg_u"] == 50.0 and s["avg_r"] == 75.0 and s["avg_ext"] is None
+    assert s["averaged_over"] == {"avg_u": ["VC"], "avg_r": ["OSP"], "avg_ext": [], "accuracy": ["VC", "OSP"]}
+    assert summarise(cells, later, text_rep="n_set")["per_task"] == {"OSP": 75.0}
+    old = Entry(model="m", revision="r", testset="t", track="vision", model_type="open", num_parameters=None,
+                link="", scores={}, cells=np.zeros((0, 8)), num_samples=1, dataset_sha256="-",
+                origin="upload").to_doc()
+    old.pop("axes")
+    old["cells"] = encode_cells(np.array([[PAPER_AXES["task"].index("HHM"), 0, 0, 0, 0, 10, 1, 0]]))
+    entry = Entry.from_doc(old)
+    assert entry.axes == PAPER_AXES and list(PAPER_AXES["task"]) == list(PAPER_TASKS)
+    got = summarise(entry.cells, entry.axes)
+    assert got["per_task"] == {"HHM": 10.0} and got["avg_r"] == 10.0 and got["avg_u"] is None  # VC ... unscored
+    assert Entry.from_doc(Entry.from_doc(old).to_doc()).axes == PAPER_AXES  # kept as stored

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import serve
-from conftest import fresh
+from conftest import fresh, vision_samples
 from hypergvl.space.config import SpaceConfig
 from hypergvl.space.scoring import SubmissionError
 from hypergvl.space.service import Service, Submission
@@ -94,7 +94,7 @@ def test_killed_worker_loses_no_answer_and_the_request_completes(space_service, 
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         answered = log.read_text().count("\n")
-        assert 40 <= answered < 420
+        assert 40 <= answered < vision_samples()
         first_ids = [line.split('"id": "')[1].split('"')[0] for line in log.read_text().splitlines()]
         served_before = chat.served
         time.sleep(2.2)
@@ -104,8 +104,8 @@ def test_killed_worker_loses_no_answer_and_the_request_completes(space_service, 
     (r,) = svc.store.requests()
     assert r.status == FINISHED and r.attempts == 2
     (entry,) = svc.store.entries()
-    assert entry.num_samples == 420
-    assert asked_again <= 420 - answered + 8  # only the unanswered samples (plus those in flight at the kill)
+    assert entry.num_samples == vision_samples()
+    assert asked_again <= vision_samples() - answered + 8  # only the unanswered samples (plus those in flight at the kill)
     final = log.read_text()
     assert all(f'"id": "{i}"' in final for i in first_ids)
 
@@ -154,7 +154,7 @@ def test_a_request_past_its_time_budget_fails_and_keeps_its_answers(space_servic
         # then nothing was asked; the killed-worker test covers resuming from kept answers)
         log = svc.config.data_dir / "runs" / req.id / "samples.jsonl"
         answered = log.read_text().count("\n") if log.exists() else 0
-        assert answered < 420 and answered <= len(chat.requests)
+        assert answered < vision_samples() and answered <= len(chat.requests)
         assert {r["body"]["max_tokens"] for r in chat.requests} <= {77}
 
 

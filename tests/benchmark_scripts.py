@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -12,5 +13,6 @@ def load_script(name: str) -> ModuleType:
     """``benchmarks/<name>.py`` as a fresh module named ``benchmarks_<name>``."""
     spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass in the script looks its module up there
     spec.loader.exec_module(module)
     return module

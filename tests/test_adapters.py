@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import socket
+import time
 
 import numpy as np
 import pytest

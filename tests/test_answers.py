@@ -132,9 +132,9 @@ def large_references():
 
 def _graded_within_bound(references, response):
     for code, ref in references.items():
-        start = time.perf_counter()
+        start = time.process_time()  # this process's CPU time: other jobs on a busy machine do not count
         verdict = score_response(ref, response)
-        took = time.perf_counter() - start
+        took = time.process_time() - start
         assert isinstance(verdict.correct, bool)
         assert took < PER_RESPONSE_S, (code, response[:60], len(response), took)
 

@@ -93,7 +93,8 @@ def test_a_model_without_tuned_values_gets_the_general_setting_as_a_recorded_fal
     assert tf.trainer.select == "best_val_first" and tf.protocol["runs"] == 10
 
 
-def test_unknown_protocol_and_other_tasks_are_refused(tmp_path, capsys):
+def test_unknown_protocol_and_other_tasks_are_refused(tmp_path, capsys, monkeypatch, shared_data):
+    monkeypatch.setenv("HYPERGVL_RAW_ROOT", str(shared_data))  # the CLI checks the raw files are there first
     for item in ("protocol=allsett", "trainer.protocol=dhg"):
         with pytest.raises(TR.ConfigError, match=r"unknown protocol .*valid protocols: allset"):
             TR.resolve_config("HGNN", "node", "cora", None, [item])

@@ -19,6 +19,7 @@ effectiveness tables, any ``summary.json`` of :mod:`hypergvl.models.trainer` out
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from pathlib import Path

@@ -132,5 +132,5 @@ def test_a_folder_that_is_not_a_hypergraph_fails_fast_from_the_command_line(tmp_
     cmd = [sys.executable, "-m", "hypergvl.models.train", "--model", "HGNN", "--dataset", str(tmp_path / "none"),
            "--task", "node", "--out", str(tmp_path / "o")]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode != 0 and "no such folder" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "o" / "runs").exists()

@@ -37,7 +37,8 @@ def test_register_model_rejects_a_malformed_refusal():
     assert "__bad_refusal__" not in MODELS
 
 
-def test_trainer_refuses_with_the_reason(tmp_path, capsys):
+def test_trainer_refuses_with_the_reason(tmp_path, capsys, monkeypatch, shared_data):
+    monkeypatch.setenv("HYPERGVL_RAW_ROOT", str(shared_data))  # the CLI checks the raw files are there first
     from hypergvl.models.train import main as train_main
     code = train_main(["--model", "EHNN", "--dataset", "rhg-10", "--task", "graph", "--runs", "1",
                     "--out", str(tmp_path / "out"), "--no-progress"])

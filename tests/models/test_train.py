@@ -217,7 +217,8 @@ def test_cli_on_real_data(tmp_path, capsys, task, dataset, metric):
 
 # ----------------------------------------------------------------------------------------------- resume
 
-def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch, capsys):
+def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch, capsys, shared_data):
+    monkeypatch.setenv("HYPERGVL_RAW_ROOT", str(shared_data))  # the CLI checks the raw files are there first
     data = planted(seed=4)
     kw = dict(runs=2, data=data, progress=False,
               overrides=["epochs=7", "hidden=8", "checkpoint_every=2", "select=best_val", "dropout=0.3"])
@@ -348,7 +349,8 @@ def test_reproduction_paper_overrides_resolve_and_build():
         build_model(model, in_channels=4, hidden_channels=8, out_channels=2, **cfg.model)
 
 
-def test_a_run_whose_loss_stops_being_finite_is_stopped_with_a_clear_error(tmp_path, monkeypatch, capsys):
+def test_a_run_whose_loss_stops_being_finite_is_stopped_with_a_clear_error(tmp_path, monkeypatch, capsys, shared_data):
+    monkeypatch.setenv("HYPERGVL_RAW_ROOT", str(shared_data))  # the CLI checks the raw files are there first
     """A NaN loss makes every weight NaN after the step: the run stops at the end of that epoch naming the run,
     epoch and loss (not an sklearn 'Input contains NaN' from AUROC later, nor a silent accuracy of argmax(NaN))."""
     from hypergvl.models.tasks.node import NodeClassification

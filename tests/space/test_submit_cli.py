@@ -112,7 +112,8 @@ def test_refusals_are_the_servers_words(space, tmp_path, capsys):
     lines = (run / "samples.jsonl").read_text().splitlines(keepends=True)
     (run / "samples.jsonl").write_text("".join(lines[:-1]))  # one sample missing
     rc, out, err = hypergvl(capsys, run, "--space", url, "--model", "org/tampered", *meta())
-    assert rc == 1 and err.startswith(f"refused by Space {url}: Rejected: ") and len(err.splitlines()) == 1
+    # a samples.jsonl that disagrees with its results.json is refused here, by the one run-folder reader, before upload
+    assert rc == 2 and "samples.jsonl" in err and len(err.splitlines()) == 1, err
     assert not [e for e in svc.store.entries() if e.model in ("org/wrong-set", "org/tampered")]
     assert hidden.name not in err
 

@@ -3,7 +3,6 @@ retrying download or model load: tested with the network made to fail, counting 
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
@@ -37,19 +36,20 @@ def no_network(monkeypatch):
     return attempts
 
 
-def _run(capsys, *argv) -> tuple[int, str, float]:
-    start = time.monotonic()
+def _run(capsys, *argv) -> tuple[int, str, None]:
+    """Exit status and stderr of one command. Speed is the mechanism (one probe or none, no retry: the network
+    counters below), measured in benchmarks/cli_errors.py, never bounded here: a busy machine would fail it."""
     rc = main(list(argv))
-    return rc, capsys.readouterr().err, time.monotonic() - start
+    return rc, capsys.readouterr().err, None
 
 
 def test_a_dataset_that_is_neither_a_folder_nor_reachable(no_network, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    rc, err, took = _run(capsys, "evaluate", "--dataset", "nope", "--model", "baseline:random", "--out", "run")
-    assert rc == 2 and took < 1.5, (rc, took)
+    rc, err, _ = _run(capsys, "evaluate", "--dataset", "nope", "--model", "baseline:random", "--out", "run")
+    assert rc == 2, rc
     assert f"no folder {tmp_path / 'nope'} exists" in err and "cannot be reached" in err and "HF_HUB_OFFLINE" in err
     assert len(no_network) == 1  # one probe, no retry
-    rc, err, took = _run(capsys, "score", "run", "--dataset", "org/also-missing", "--out", "scored")
+    rc, err, _ = _run(capsys, "score", "run", "--dataset", "org/also-missing", "--out", "scored")
     assert rc == 2 and "cannot be reached" in err and len(no_network) == 1  # the probe's answer is remembered
     assert not (tmp_path / "run").exists() and not (tmp_path / "scored").exists()  # nothing written
 
@@ -66,23 +66,23 @@ def test_a_dataset_argument_that_cannot_be_an_id_or_is_a_file(no_network, capsys
 
 
 def test_an_openai_model_with_nowhere_to_send(no_network, capsys, small_build, tmp_path):
-    rc, err, took = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "openai:my-model", "--out",
+    rc, err, _ = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "openai:my-model", "--out",
                          str(tmp_path / "run"))
-    assert rc == 2 and took < 1.5 and "--base-url" in err and "OPENAI_API_KEY" in err and no_network == []
+    assert rc == 2 and "--base-url" in err and "OPENAI_API_KEY" in err and no_network == []
 
 
 def test_an_hf_model_offline_and_not_cached(no_network, capsys, small_build, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    rc, err, took = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "hf:does/not-exist", "--out",
+    rc, err, _ = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "hf:does/not-exist", "--out",
                          str(tmp_path / "run"))
-    assert rc == 2 and took < 1.5 and "not in the local Hugging Face cache" in err and "HF_HUB_OFFLINE" in err
+    assert rc == 2 and "not in the local Hugging Face cache" in err and "HF_HUB_OFFLINE" in err
     assert no_network == []
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    rc, err, took = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "hf:does/not-exist", "--out",
+    rc, err, _ = _run(capsys, "evaluate", "--dataset", str(small_build), "--model", "hf:does/not-exist", "--out",
                          str(tmp_path / "run"))
-    assert rc == 2 and took < 1.5 and "cannot be reached" in err and len(no_network) == 1
+    assert rc == 2 and "cannot be reached" in err and len(no_network) == 1
 
 
 def test_what_exists_passes_without_a_network_call(no_network, small_build, tmp_path):

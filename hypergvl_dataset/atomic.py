@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["temp_path", "atomic_path", "write_text", "write_bytes", "write_json", "replace_dir", "latest_dir"]
+__all__ = ["temp_path", "atomic_path", "write_text", "write_bytes", "write_json", "replace_dir", "latest_dir",
+           "sync_files"]
 
 
 def temp_path(path: str | os.PathLike) -> Path:
@@ -85,3 +86,20 @@ def latest_dir(target: str | os.PathLike, marker: str) -> Path | None:
         if (folder / marker).is_file():
             return folder
     return None
+
+
+def sync_files(folder: str | os.PathLike, files: dict[str, str], stale: str) -> list[str]:
+    """Make ``folder`` hold ``files`` (name -> text), each written atomically only where it differs, and remove the
+    files matching the glob ``stale`` that ``files`` no longer names (generated files a registry dropped); returns
+    the names that changed."""
+    folder, changed = Path(folder), []
+    for name, text in files.items():
+        path = folder / name
+        if not path.is_file() or path.read_text() != text:
+            write_text(path, text)
+            changed.append(name)
+    for old in folder.glob(stale):
+        if old.name not in files:
+            old.unlink()
+            changed.append(old.name)
+    return changed

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from hypergvl.atomic import write_text
+from hypergvl.atomic import sync_files
 from hypergvl.paper import AVERAGES
 from hypergvl.tasks import TASKS, config_name
 from hypergvl.text import TEXT_REPS
@@ -102,17 +102,7 @@ def task_files() -> dict[str, str]:
 def write_task_files(folder: Path = FOLDER) -> list[str]:
     """Write the generated files into ``folder`` and remove generated-looking ones no registry names any more;
     returns the names that changed."""
-    files, changed = task_files(), []
-    for name, text in files.items():
-        path = folder / name
-        if not path.is_file() or path.read_text() != text:
-            write_text(path, text)
-            changed.append(name)
-    for stale in folder.glob(f"{GROUP}*.yaml"):
-        if stale.name not in files:
-            stale.unlink()
-            changed.append(stale.name)
-    return changed
+    return sync_files(folder, task_files(), f"{GROUP}*.yaml")
 
 
 @functools.lru_cache(maxsize=1)

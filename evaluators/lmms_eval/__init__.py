@@ -40,16 +40,6 @@ def task_files() -> dict[str, str]:
 def write_task_files(folder: Path = FOLDER) -> list[str]:
     """Write the generated files into ``folder`` and remove generated-looking ones no registry names any more;
     returns the names that changed."""
-    from hypergvl.atomic import write_text
+    from hypergvl.atomic import sync_files
 
-    files, changed = task_files(), []
-    for name, text in files.items():
-        path = folder / name
-        if not path.is_file() or path.read_text() != text:
-            write_text(path, text)
-            changed.append(name)
-    for stale in folder.glob("hypergvl*.yaml"):
-        if stale.name not in files:
-            stale.unlink()
-            changed.append(stale.name)
-    return changed
+    return sync_files(folder, task_files(), "hypergvl*.yaml")

@@ -21,8 +21,8 @@ HyperGVL sec. 4: "Treating as a classification task, we use the PRM dataset to t
   column. ``--header`` (default on) precedes the HO-Neigh description with ``"<n> vertices, <m> hyperedges."``
   (:func:`hypergvl.router.model.size_header`), which a long description cut at ``--max-length`` would otherwise hide.
 - Defaults (the paper gives no training settings): the ones that learn a model's preferences from a PRM of a few
-  hundred meta problems, measured by ``benchmarks/router_defaults.py`` (docs/router.md): 10 epochs (or more, to make
-  at least ``min_steps`` 300 optimiser steps on a small PRM) of batch 8,
+  hundred meta problems, measured by ``benchmarks/router_defaults.py`` (docs/router.md): 7 epochs (or more, to make
+  at least ``min_steps`` 250 optimiser steps on a small PRM) of batch 8,
   ``lr`` 1e-4 for the backbone and ``head_lr`` 1e-2 for the fresh pooler and classifier, 128 tokens (the size
   header, the question and the start of the description), ``--target regression``. The paper's plain
   classification is ``--target best --no-header --head-lr`` equal to ``--lr``; with those settings on the test bed
@@ -97,8 +97,8 @@ class TrainConfig:
     prm: str
     out: str
     backbone: str = "minilm"
-    epochs: int = 10
-    min_steps: int | None = 300
+    epochs: int = 7
+    min_steps: int | None = 250
     batch_size: int = 8
     eval_batch_size: int = 64
     lr: float = 1e-4

@@ -19,7 +19,6 @@ a task that is not a HyperGVL text-only task, and documents that are not those o
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from hypergvl.vqa import TEXT_ONLY, expand
 
 from .adapters import ModelInfo
 from .harness import _summary
+from .harness_logs import logged_lines, logged_response, read_results, spread_latency
 from .lm_eval import code_of
 from .run_folder import LOG, claim_folder, write_log, write_results
 from .selection import selection_digest
@@ -56,33 +56,8 @@ def find_run(logdir: Path) -> tuple[dict, dict[str, Path]]:
                         "at a folder holding one")
     folder, date = runs.pop()
     path = folder / _RESULTS.format(date=date)
-    try:
-        results = json.loads(path.read_text())
-        results["config"], results["configs"]
-    except FileNotFoundError:
-        raise UserError(f"{logdir}: no {path.name} beside the samples (an unfinished lm-eval run?)") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{path} is not an lm-eval results file ({exc})") from None
+    results = read_results(path, logdir, HARNESS)
     return results, {m["task"]: f for f, m in found}
-
-
-def _lines(path: Path):
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                d = json.loads(line)
-                yield n, d["doc"], d
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{path}:{n} is not an lm-eval sample line ({exc})") from None
-
-
-def _response(d: dict) -> str:
-    resp = d.get("filtered_resps", d.get("resps"))
-    while isinstance(resp, list) and resp:
-        resp = resp[0]
-    if not isinstance(resp, str):
-        raise UserError(f"sample {d.get('doc_id')} has no text response ({str(resp)[:60]})")
-    return resp
 
 
 def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open") -> dict:
@@ -98,7 +73,7 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     if info["questions_only"]:
         raise UserError(f"{dataset} is a questions-only set: the lm-eval tasks grade against the answers, so their "
                         "samples come from a full build; give that build")
-    lines = {task: list(_lines(path)) for task, path in files.items()}
+    lines = {task: list(logged_lines(path, HARNESS, lambda d: d["doc"])) for task, path in files.items()}
     reps = [r for r in TEXT_REPS if any(isinstance(doc, dict) and doc.get("text_rep") == r
                                         for logged in lines.values() for _, doc, _ in logged)]
     rows = load_rows(dataset, info["build_sha256"])
@@ -109,9 +84,8 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     samples = expand(rows, tuple(reps), (TEXT_ONLY,))
     row_of = {meta: i for i, meta in enumerate(samples.meta_ids)}
     meta = rows.select_columns(["scale", "source"]).to_list()
-    seconds = results.get("total_evaluation_time_seconds")
     try:
-        seconds = float(seconds)
+        seconds = float(results.get("total_evaluation_time_seconds"))
     except (TypeError, ValueError):
         seconds = None
     records: dict[str, dict] = {}
@@ -130,12 +104,11 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
                                 "evaluate` asks (tasks of another version?): rerun lm_eval with these task files")
             rec = {"id": sample["id"], "meta_id": doc["meta_id"], "task": sample["task"], "text_rep": rep,
                    "visual_rep": TEXT_ONLY, "scale": meta[row]["scale"], "source": meta[row]["source"],
-                   "response": _response(d), "finish_reason": None, "latency_s": None}
+                   "response": logged_response(d), "finish_reason": None, "latency_s": None}
             v = score_response(sample["reference"], rec["response"])
             rec.update(parsed=v.parsed, correct=v.correct, unparsed=v.unparsed, reference=sample["reference"])
             records[rec["id"]] = rec
-    for rec in records.values():  # lm-eval logs the time of the whole run, not of each sample
-        rec["latency_s"] = round(seconds / len(records), 4) if seconds is not None else 0.0
+    spread_latency(records, seconds, len(records))
     config = results["config"]
     tasks = sorted({r["task"] for r in records.values()}, key=list(TASKS).index)
     selection = {"tasks": None if set(tasks) == set(TASKS) else tasks,

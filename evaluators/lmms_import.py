@@ -20,7 +20,6 @@ of a task that is not a HyperGVL subtask, and samples whose documents are not th
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from hypergvl.build_folder import dataset_info, load_rows
@@ -30,6 +29,7 @@ from hypergvl.vqa import TEXT_ONLY
 
 from .adapters import ModelInfo
 from .harness import _summary
+from .harness_logs import logged_lines, logged_response, read_results, spread_latency
 from .lmms_eval.utils import pair_of
 from .run_folder import LOG, claim_folder, write_log, write_results
 from .selection import selection_digest
@@ -51,33 +51,8 @@ def find_run(logdir: Path) -> tuple[dict, dict[str, Path]]:
                         "point at the folder of one")
     prefix = runs.pop()
     results_path = prefix.with_name(prefix.name + RESULTS_SUFFIX)
-    try:
-        results = json.loads(results_path.read_text())
-        results["config"], results["configs"]
-    except FileNotFoundError:
-        raise UserError(f"{logdir}: no {results_path.name} beside the samples (an unfinished lmms-eval run?)") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{results_path} is not an lmms-eval results file ({exc})") from None
+    results = read_results(results_path, logdir, "lmms-eval")
     return results, {f.name.split(SAMPLES, 1)[1][:-len(".jsonl")]: f for f in files}
-
-
-def _lines(path: Path):
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                d = json.loads(line)
-                yield n, int(d["doc_id"]), d
-            except (ValueError, KeyError, TypeError) as exc:
-                raise UserError(f"{path}:{n} is not an lmms-eval sample line ({exc})") from None
-
-
-def _response(d: dict) -> str:
-    resp = d.get("filtered_resps", d.get("resps"))
-    while isinstance(resp, list) and resp:
-        resp = resp[0]
-    if not isinstance(resp, str):
-        raise UserError(f"sample {d['doc_id']} has no text response ({str(resp)[:60]})")
-    return resp
 
 
 def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open") -> dict:
@@ -97,7 +72,7 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     for task, path in files.items():
         text_rep, visual_rep = pairs[task]
         limit = ((results["configs"].get(task) or {}).get("generation_kwargs") or {}).get("max_new_tokens")
-        for n, doc_id, d in _lines(path):
+        for n, doc_id, d in logged_lines(path, "lmms-eval", lambda d: int(d["doc_id"])):
             row = rows[doc_id] if 0 <= doc_id < len(rows) else None
             logged = d.get("accuracy") if isinstance(d.get("accuracy"), dict) else {}
             if row is None or d.get("target") != row["answer"] or logged.get("id", row["id"]) != row["id"]:
@@ -107,14 +82,13 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
             cut = bool(limit and tokens and isinstance(tokens[0], int) and tokens[0] >= limit)
             rec = {"id": f"{row['id']}/{text_rep}/{visual_rep}", "meta_id": row["id"], "task": row["task"],
                    "text_rep": text_rep, "visual_rep": visual_rep, "scale": row["scale"], "source": row["source"],
-                   "response": _response(d), "finish_reason": "length" if cut else "stop", "latency_s": None}
+                   "response": logged_response(d), "finish_reason": "length" if cut else "stop", "latency_s": None}
             if "reference" in row:
                 v = score_response(row["reference"], rec["response"])
                 rec.update(parsed=v.parsed, correct=v.correct, unparsed=v.unparsed, reference=row["reference"])
             records[rec["id"]] = rec
             generated += 1
-    for rec in records.values():  # lmms-eval logs the generation time of the whole run, not of each sample
-        rec["latency_s"] = round(elapsed / generated, 4) if isinstance(elapsed, (int, float)) else 0.0
+    spread_latency(records, elapsed, generated)  # lmms-eval logs the generation time of the whole run
     config = results["config"]
     reps = sorted({p[0] for p in pairs.values()}), sorted({p[1] for p in pairs.values()})
     selection = {"tasks": None, "text_reps": reps[0], "visual_reps": reps[1], "limit": config.get("limit"),

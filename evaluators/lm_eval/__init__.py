@@ -108,6 +108,7 @@ def write_task_files(folder: Path = FOLDER) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _rows():
     """The meta-problem rows of ``$HYPERGVL_DATASET`` (read once a process: lm-eval asks once per task)."""
+    # lazy: datasets 2.7 s; 'hypergvl --help' imports this module, only lm-eval's reading of the rows needs it
     from datasets import load_dataset
 
     path, kwargs = _dataset()

@@ -138,7 +138,8 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
         rec["latency_s"] = round(seconds / len(records), 4) if seconds is not None else 0.0
     config = results["config"]
     tasks = sorted({r["task"] for r in records.values()}, key=list(TASKS).index)
-    selection = {"tasks": None if set(tasks) == set(TASKS) else tasks,
+    # None, as `hypergvl evaluate` records it, when the run covers every task the build holds
+    selection = {"tasks": None if set(tasks) == set(rows["task"]) else tasks,
                  "text_reps": [r for r in TEXT_REPS if any(x["text_rep"] == r for x in records.values())],
                  "visual_reps": [TEXT_ONLY], "limit": config.get("limit"), "routing": None, "shard": None,
                  "num_samples": len(records), "digest": selection_digest(records)}

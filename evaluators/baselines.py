@@ -266,6 +266,7 @@ class ProfileAdapter:
             info = (r["id"], r["task"], r["scale"], r["reference"])
             for t in built:
                 self._by_prompt.setdefault(f"{r[f'text_{t}']} {r['question']}", []).append((t, info))
+        # lazy: datasets 2.7 s; 'hypergvl router testbed' imports this module for the profiles only
         from datasets import Image
 
         for v in VISUAL_REPS:

@@ -64,6 +64,7 @@ def _distributed():
         return None
     from datetime import timedelta
 
+    # lazy: torch + accelerate 7-10 s; 'hypergvl --help' imports this module, only a distributed run needs them
     import torch
     from accelerate import PartialState
 
@@ -85,6 +86,7 @@ def evaluate_model(dataset: str, model: str, out: Path, *, tasks=None, text_reps
     if batch_size < 1:
         raise UserError("--batch-size must be at least 1")
     if not progress:
+        # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
         import datasets
 
         datasets.disable_progress_bars()
@@ -170,6 +172,7 @@ def _model_info(adapter, state, out: Path) -> dict:
     taken from whichever rank answered, else from the folder's earlier results (a rerun that answered nothing)."""
     infos = [adapter.info().to_dict()]
     if state is not None:
+        # lazy: accelerate 7.3 s; 'hypergvl --help' imports this module, only a distributed run needs it
         from accelerate.utils import gather_object
 
         infos = gather_object(infos)

@@ -111,7 +111,8 @@ def import_run(logdir: Path, dataset: str, out: Path, *, model_type: str = "open
     spread_latency(records, seconds, len(records))
     config = results["config"]
     tasks = sorted({r["task"] for r in records.values()}, key=list(TASKS).index)
-    selection = {"tasks": None if set(tasks) == set(TASKS) else tasks,
+    # None, as `hypergvl evaluate` records it, when the run covers every task the build holds
+    selection = {"tasks": None if set(tasks) == set(rows["task"]) else tasks,
                  "text_reps": [r for r in TEXT_REPS if any(x["text_rep"] == r for x in records.values())],
                  "visual_reps": [TEXT_ONLY], "limit": config.get("limit"), "routing": None, "shard": None,
                  "num_samples": len(records), "digest": selection_digest(records)}

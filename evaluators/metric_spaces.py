@@ -147,6 +147,7 @@ def push_metrics(org: str, names=METRIC_NAMES, *, requirement: str | None = None
                  api=None, private: bool = False) -> list[str]:
     """Create (or update) one Space per metric under ``org``; returns the repo ids. ``api``: an ``HfApi``. The
     package travels as ``wheel`` (default: built from this checkout) unless ``requirement`` names another source."""
+    # lazy: huggingface_hub 0.23 s; 'hypergvl --help' imports this module, only a push needs it
     from huggingface_hub import CommitOperationAdd, HfApi, constants
 
     if not org or "/" in org:

@@ -37,6 +37,7 @@ def offline(kind: str = "model") -> bool:
 
 
 def hub_host() -> tuple[str, int]:
+    # lazy: huggingface_hub 0.23 s; 'hypergvl --help' imports this module
     from huggingface_hub import constants
 
     url = urlparse(os.environ.get("HF_ENDPOINT") or constants.ENDPOINT)
@@ -95,6 +96,7 @@ def check_server(base_url: str, what: str) -> None:
 
 
 def _cached_model(repo: str, revision: str | None) -> bool:
+    # lazy: huggingface_hub 0.23 s; 'hypergvl --help' imports this module
     from huggingface_hub import try_to_load_from_cache
 
     return isinstance(try_to_load_from_cache(repo, "config.json", revision=revision), str)

@@ -219,6 +219,7 @@ def heatmap(result: dict, path: Path) -> None:
 
 
 def _figure(width: float, height: float):
+    # lazy: matplotlib 0.7 s; 'hypergvl --help' imports this module, only a figure needs it
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

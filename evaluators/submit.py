@@ -102,6 +102,7 @@ def _testset(client, endpoint: str, kind: str, space: str) -> str:
 
 def _call(client, space: str, *args, **kwargs):
     """``client.predict``; a connection that fails is a user error (2), anything the Space raises a refusal."""
+    # lazy: httpx 0.21 s; 'hypergvl --help' imports this module, only a call to the Space needs it
     import httpx
 
     try:
@@ -140,6 +141,7 @@ def _submit(args: argparse.Namespace) -> int:
     src, on_hub = _space(args.space)
     track, routing = _read_run(Path(args.run)) if args.run is not None else (args.track or "vision", "")
 
+    # lazy: gradio_client 0.7 s; 'hypergvl --help' imports this module, only a submission needs it
     from gradio_client import Client, handle_file
     from huggingface_hub import get_token
 

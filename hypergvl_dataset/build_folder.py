@@ -13,6 +13,7 @@ from .cli import UserError
 
 def build_cache_dir(build_sha256: str) -> str:
     """Where ``datasets`` caches a local build: keyed by the build's sha256 (see :func:`load_rows`)."""
+    # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
     from datasets import config
 
     return str(Path(config.HF_DATASETS_CACHE) / "hypergvl-builds" / build_sha256[:16])
@@ -24,6 +25,7 @@ def load_rows(dataset: str, build_sha256: str | None = None):
     ``datasets`` keys its cache of a local folder by the card's file patterns, not by the files' contents, so a
     folder rebuilt with other problems (or another folder of the same name) would be read from the first build's
     cache. A local build is therefore cached under its own ``build_sha256``."""
+    # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
     from datasets import load_dataset
 
     options = {}
@@ -59,6 +61,7 @@ def _hub_file(dataset: str, name: str) -> Path | None:
     """The local copy of a file of a Hub dataset repository; None when it cannot be fetched (offline, no such
     repository or file: the digests are informative)."""
     try:
+        # lazy: huggingface_hub 0.23 s; 'hypergvl --help' imports this module
         from huggingface_hub import hf_hub_download
 
         return Path(hf_hub_download(dataset, name, repo_type="dataset"))

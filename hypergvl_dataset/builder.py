@@ -47,6 +47,7 @@ BUILD_FORMAT = 1
 
 def features():
     """The row schema of docs/design.md as ``datasets.Features``."""
+    # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
     from datasets import Features, Image, Value
 
     cols = {"id": Value("string"), "task": Value("string"), "level": Value("int32"), "source": Value("string"),
@@ -170,6 +171,7 @@ def build_row(seed: int, spec: RowSpec) -> dict:
 
 def _write_shard(args: tuple[str, int, Shard]) -> tuple[str, int]:
     """Worker: build a shard's rows and write them to a temporary file, then rename it into place."""
+    # lazy: pyarrow 0.7 s; 'hypergvl --help' imports this module, only writing a build needs it
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -260,6 +262,7 @@ def _sha256(path: Path) -> str:
 
 
 def statistics(out: Path, shards: Sequence[Shard]) -> list[dict]:
+    # lazy: pyarrow 0.7 s; 'hypergvl --help' imports this module, only writing a build needs it
     import pyarrow.parquet as pq
 
     counts: dict[tuple, int] = {}
@@ -415,6 +418,7 @@ def _push(args: argparse.Namespace) -> int:
 
 def push_folder(folder: Path, repo_id: str, *, private: bool = False, kind: str = "dataset") -> str:
     """Upload ``folder`` with huggingface_hub (token from HF_TOKEN or the saved login); clear errors offline."""
+    # lazy: huggingface_hub 0.23 s; 'hypergvl --help' imports this module, only a push needs it
     import huggingface_hub
     from huggingface_hub import constants
 

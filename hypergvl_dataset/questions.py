@@ -58,6 +58,7 @@ def questions_only_info(folder: Path) -> dict | None:
 
 def strip_build(src: Path, out: Path) -> Path:
     """Write the questions-only version of the finished build ``src`` to ``out``; returns ``out``."""
+    # lazy: pyarrow 0.7 s; 'hypergvl --help' imports this module, only writing a questions-only copy needs it
     import pyarrow.parquet as pq
     import yaml
 

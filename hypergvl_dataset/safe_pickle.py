@@ -67,6 +67,7 @@ class RestrictedUnpickler(pickle.Unpickler):
                 "and dtypes, and scipy sparse matrices are allowed")
         if module.startswith("scipy."):
             # Resolve from the public namespace: ``scipy.sparse.csr`` (old pickles) is deprecated there.
+            # lazy: scipy.sparse 2.7 s; only a pickle holding a sparse matrix needs it
             import scipy.sparse
 
             obj = getattr(scipy.sparse, name)

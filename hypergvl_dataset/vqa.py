@@ -71,6 +71,7 @@ class ExpandedDataset:
                 continue
             view = dataset.select_columns([f"image_{r}"]) if select else dataset
             if not decode_images and select:
+                # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
                 from datasets import Image
 
                 view = view.cast_column(f"image_{r}", Image(decode=False))
@@ -135,6 +136,7 @@ class ExpandedDataset:
 
     def to_iterable_dataset(self):
         """The samples as a ``datasets.IterableDataset`` (streams; nothing materialised)."""
+        # lazy: datasets 2.7 s; 'hypergvl --help' imports this module
         import datasets
 
         return datasets.IterableDataset.from_generator(self.__iter__)

@@ -45,6 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
+from accelerate import Accelerator
 from tqdm import tqdm
 
 from hypergvl.atomic import latest_dir, replace_dir, write_json
@@ -372,9 +373,6 @@ def run_experiment(model: str, dataset: str, task: str, *, out: Path | str, runs
     of seed ``seed`` and returns the data and split this run uses plus a JSON-able ``info`` stored in the run's
     record under ``perturbation``.
     """
-    from accelerate import Accelerator
-
-    # imported here, as in main: the package's __init__ pulls networkx, which training never needs
     seeds = run_seeds(runs, seeds)
     cfg = resolve_config(model, task, dataset, Path(config) if config is not None else None, overrides)
     out = Path(out)

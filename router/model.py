@@ -148,6 +148,7 @@ class WiseHyGR:
                       header: bool = False, labels: Sequence[str] | None = None, **metadata) -> "WiseHyGR":
         """An untrained router: ``backbone`` (a Hub id, a path, or ``minilm``) with a fresh head of one unit per
         combination of ``labels`` (a PRM's ``labels``; default the paper's 35)."""
+        # lazy: transformers 1.5 s; the router's routing policy and commands import this module
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         labels = list(labels) if labels is not None else [combination_name(*c) for c in PAPER_COMBINATIONS]
@@ -166,10 +167,12 @@ class WiseHyGR:
     def from_pretrained(cls, name_or_path: str | os.PathLike, device: str | None = None,
                         revision: str | None = None) -> "WiseHyGR":
         """Load a saved router from a folder or a Hub model id."""
+        # lazy: transformers 1.5 s; the router's routing policy and commands import this module
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         folder = Path(name_or_path)
         if not folder.is_dir():
+            # lazy: huggingface_hub 0.23 s; only a Hub id needs it
             from huggingface_hub import snapshot_download
 
             try:
@@ -200,6 +203,7 @@ class WiseHyGR:
 
     def logits(self, descriptions: Sequence[str], questions: Sequence[str], batch_size: int = 32):
         """``[N, labels]`` float logits of (description, question) pairs."""
+        # lazy: torch 5-10 s; the router's routing policy and commands import this module
         import torch
 
         device = next(self.model.parameters()).device
@@ -221,6 +225,7 @@ class WiseHyGR:
 
     def _choosable(self):
         """A mask of the labels whose representations are registered now (the others are never chosen)."""
+        # lazy: torch 5-10 s; the router's routing policy and commands import this module
         import torch
 
         registered = set(combinations())
@@ -262,7 +267,8 @@ class WiseHyGR:
                 "input": "tokenizer pair (" + ("size header + " if self.header else "") + "HO-Neigh description, "
                          f"question); the description truncated from the {self.truncation_side}, the question kept "
                          "whole"}
-        from transformers.utils import logging as hf_logging  # loaded already: self.model is a transformers model
+        # lazy: transformers 1.5 s; loaded already when this runs (self.model is a transformers model)
+        from transformers.utils import logging as hf_logging
 
         shown = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # no "Writing model shards" bar at every kept epoch
@@ -282,6 +288,7 @@ class WiseHyGR:
         """Save to a temporary folder and upload it as a Hub model repository; returns the repo URL."""
         import tempfile
 
+        # lazy: huggingface_hub 0.23 s; only a push needs it
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)

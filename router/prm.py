@@ -216,6 +216,7 @@ def split_meta_ids(meta_ids: Sequence[str], seed: int, val_fraction: float = 0.2
 
 
 def _features(names: Sequence[str]):
+    # lazy: datasets 2.7 s; the routing policy imports this module (through router.model)
     from datasets import ClassLabel, Features, Sequence, Value
 
     return Features({"meta_id": Value("string"), "task": Value("string"), "scale": Value("string"),
@@ -236,6 +237,7 @@ def _dataset_seed(dataset: dict) -> int | None:
 
 def build_prm(cfg: PRMConfig, progress: bool = True) -> dict:
     """Write the PRM dataset folder; returns the summary saved as ``prm.json``."""
+    # lazy: pyarrow + datasets 3 s; the routing policy imports this module (through router.model)
     import pyarrow.parquet as pq
     from datasets import Dataset
     from tqdm.auto import tqdm
@@ -343,10 +345,12 @@ def _label_names(table) -> list[str] | None:
 def load_prm(source: str | os.PathLike) -> PRMData:
     """``{"train": rows, "validation": rows}`` of a PRM folder (or a Hub dataset id, fetched with the hub client),
     with ``labels``: its label set (the ClassLabel's names; a PRM without them has the paper's 35)."""
+    # lazy: pyarrow 0.7 s; the routing policy imports this module (through router.model)
     import pyarrow.parquet as pq
 
     folder = Path(source)
     if not folder.is_dir():
+        # lazy: huggingface_hub 0.23 s; only a Hub id needs it
         from huggingface_hub import snapshot_download
 
         try:

@@ -63,10 +63,11 @@ def router_seeds(router_dir: str) -> set[int]:
 def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[float]], title: str,
                  errors: dict[str, Sequence[float]] | None = None, ylabel: str = "Accuracy (%)") -> None:
     """A grouped bar chart (one group per task/dataset, one bar per policy), as Figures 5 and 6."""
+    # lazy: matplotlib.pyplot 2.1 s; the Space imports this module: pyplot (Agg) only for a figure
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: pyplot 2.1 s; as matplotlib above
 
     n = len(series)
     width = 0.8 / max(n, 1)

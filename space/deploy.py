@@ -47,6 +47,7 @@ def deploy(space_id: str, staged: Path, *, api=None, secrets: dict | None = None
            private: bool = False) -> str:
     """Create (if needed) and upload the Space; returns its URL."""
     if api is None:
+        # lazy: huggingface_hub 0.23 s; only a deploy without an api given needs it
         from huggingface_hub import HfApi
 
         api = HfApi()

@@ -56,7 +56,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from huggingface_hub import CommitOperationAdd
+from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
 from hypergvl.space.store import (FAILED, FINISHED, PENDING, RUNNING, DuplicateError, Entry, Request, Store,
@@ -408,7 +408,5 @@ def from_env(env: Mapping[str, str] = os.environ) -> HubStore | None:
     missing = [n for n in names if not values[n]]
     if missing:
         raise ValueError(f"the Hub store needs {', '.join(names)}; missing: {', '.join(missing)}")
-    from huggingface_hub import HfApi
-
     return HubStore(HfApi(token=values["HF_TOKEN"]), values["HYPERGVL_REQUESTS_REPO"],
                     values["HYPERGVL_RESULTS_REPO"])

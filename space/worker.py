@@ -168,6 +168,7 @@ def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | N
     same seeds (deterministic: the same names and digests) and claims a request from the Space's Hub store, so the
     Space must use one (``HYPERGVL_REQUESTS_REPO``/``HYPERGVL_RESULTS_REPO``): a job's local store would be lost with it.
     Its time limit is the request budget plus 30 minutes for the install and the build."""
+    # lazy: huggingface_hub 0.23 s; only launching a job needs it
     from huggingface_hub import HfApi
 
 

@@ -76,9 +76,10 @@ def test_expand_is_a_sample_per_registered_pair_and_lazy(built):
     ds = load_dataset(str(built), "ism", split="test")
     vqa = expand(ds)
     assert len(vqa) == len(combinations()) * len(ds)  # 35 over the paper's representations
-    s = vqa[len(combinations()) + 1]
-    assert s["meta_id"] == ds[1]["id"] and s["text_rep"] == "lo_inc" and s["visual_rep"] == "bi_inc"
-    assert s["prompt"] == ds[1]["text_lo_inc"] + " " + ds[1]["question"]
+    s = vqa[len(combinations()) + 1]  # the second row's second pair, in registration order (the paper's first)
+    text_rep, visual_rep = combinations()[1]
+    assert s["meta_id"] == ds[1]["id"] and (s["text_rep"], s["visual_rep"]) == (text_rep, visual_rep)
+    assert s["prompt"] == ds[1][f"text_{text_rep}"] + " " + ds[1]["question"]
     assert s["prompt"].startswith("There are two hypergraphs: H and G.")
     assert s["image"].size == (1400, 1100) and s["reference"] == ds[1]["reference"]
     assert vqa.references()[len(combinations()) + 1] == s["reference"] and len(vqa.references()) == len(vqa)

@@ -579,6 +579,99 @@ def test_an_hnn_trains_one_epoch_under_a_perturbation_and_on_a_registered_datase
     ''')
 
 
+# =============================================================================================== HNN task
+HNN_TASK = """
+\"\"\"A toy HNN task: node classification scored by balanced accuracy (the mean of the per-class recalls), on a
+random split whose fractions are the task's own settings.\"\"\"
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from hypergvl.models.tasks import Task, register_task, split_indices
+
+
+@dataclass(frozen=True)
+class BalancedConfig:
+    train_frac: float = 0.4
+    val_frac: float = 0.3
+
+
+@register_task("node_balanced")
+class BalancedNodeClassification(Task):
+    Config = BalancedConfig
+    metric = "balanced_accuracy"
+    default_select = "best_val"
+
+    def __init__(self, data, cfg, seed, *, hidden, device="cpu"):
+        super().__init__(data, cfg, seed, hidden=hidden, device=device)
+        self.split = split_indices(int(data.num_nodes), seed, cfg.train_frac, cfg.val_frac)
+        self.x, self.y = data.x, torch.as_tensor(data.y).long().view(-1)
+        self.hyperedge_index, self.num_hyperedges = data.hyperedge_index, int(data.num_hyperedges)
+        self.in_channels, self.out_channels = int(self.x.size(1)), int(self.y.max()) + 1
+
+    def build_head(self):
+        return torch.nn.Identity()
+
+    def train_batches(self, rng):
+        yield None
+
+    def loss(self, module, batch):
+        idx = self.split["train"]
+        return F.cross_entropy(module(self.x, self.hyperedge_index, self.num_hyperedges)[idx], self.y[idx])
+
+    @torch.no_grad()
+    def evaluate(self, module):
+        pred = module(self.x, self.hyperedge_index, self.num_hyperedges).argmax(-1)
+        out = {}
+        for part in ("val", "test"):
+            idx = self.split[part]
+            recalls = [float((pred[idx][self.y[idx] == c] == c).float().mean())
+                       for c in self.y[idx].unique().tolist()]
+            out[part] = {"balanced_accuracy": 100.0 * sum(recalls) / len(recalls), "count": float(idx.numel())}
+        return out
+"""
+
+
+def test_an_hnn_task_trains_one_epoch_with_its_own_settings_metric_and_selection(tmp_path):
+    """The HNN-task seam (``@register_task("name")`` of ``hypergvl.models.tasks`` in a module of one's own): a
+    package model (HGNN) trains one epoch on it through ``run_experiment``, the public entry point for names
+    registered outside the package (docs/extending.md); the task's settings come from a config file section under
+    its name and ``--set``-style overrides, and the run's summary (read by the one reader) reports the task's own
+    metric, its selection rule and its split sizes."""
+    raw = tmp_path / "raw" / "Toy"
+    raw.mkdir(parents=True)
+    n = 40
+    lines = [f"{i} {(i + 1) % (n // 2)} {(i + 2) % (n // 2)}" for i in range(n // 2)]
+    lines += [f"{n // 2 + i} {n // 2 + (i + 1) % (n // 2)} {n // 2 + (i + 2) % (n // 2)}" for i in range(n // 2)]
+    (raw / "communities.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "toy.yaml").write_text("node_balanced:\n  default: {train_frac: 0.5, hidden: 8}\n"
+                                       "  toy-communities: {val_frac: 0.25}\n")
+    run_toy(tmp_path, {"toy_hnn_task": HNN_TASK, "toy_dataset": DATASET}, """
+    from pathlib import Path
+
+    import toy_dataset, toy_hnn_task  # noqa: F401
+    from hypergvl.models.tasks import TASKS
+    from hypergvl.models.trainer import read_summary, run_experiment
+
+    here = Path.cwd()
+    assert TASKS["node_balanced"].__name__ == "BalancedNodeClassification"
+    run_experiment("HGNN", "toy-communities", "node_balanced", out=here / "run", runs=1, raw_root=str(here / "raw"),
+                   config=here / "toy.yaml", progress=False, overrides=["epochs=1", "task.val_frac=0.2"])
+    summary = read_summary(here / "run")
+    assert (summary["task"], summary["metric"], summary["select"]) == ("node_balanced", "balanced_accuracy",
+                                                                       "best_val"), summary
+    assert summary["config"]["task"] == {"train_frac": 0.5, "val_frac": 0.2}, summary["config"]
+    assert summary["config"]["trainer"]["hidden"] == 8 and summary["config"]["trainer"]["epochs"] == 1
+    (run,) = summary["runs"]
+    assert len(run["history"]) == 1, run["history"]
+    # 40 nodes cut 50/20/30: 8 validation and 12 test nodes, each split's balanced accuracy a mean of recalls
+    assert run["metrics"]["val"]["count"] == 8 and run["metrics"]["test"]["count"] == 12, run["metrics"]
+    assert 0 <= summary["mean"] <= 100 and summary["mean"] == run["metrics"]["test"]["balanced_accuracy"]
+    print("CHILD OK")
+    """)
+
+
 # =============================================================================================== metric
 METRIC = '''
 """A toy metric: the share of predictions equal to their references, in percent."""

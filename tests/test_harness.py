@@ -4,6 +4,7 @@ import json
 import pytest
 
 from hypergvl.cli import main
+from hypergvl.text import TEXT_REPS
 
 LOSSLESS = ("n_set", "ho_neigh", "ho_inc", "inc_mat")
 LOSSY = ("n_pair", "adj_mat", "lo_inc")
@@ -48,7 +49,8 @@ def test_submission_format_and_sample_log(runs, small_build):
     assert prov["config"]["model"] == "baseline:symbolic" and prov["config"]["batch_size"] == 8
     assert prov["versions"]["transformers"] and "created" in prov
     assert r["model"] == {"name": "baseline:symbolic", "type": "baseline", "revision": None, "num_parameters": 0}
-    assert r["num_samples"] == 5 * 8 * 7 and r["selection"]["visual_reps"] == ["bi_inc"]
+    # the build's 40 problems in every registered text representation (the paper's 7 and any added), one picture
+    assert r["num_samples"] == 5 * 8 * len(TEXT_REPS) and r["selection"]["visual_reps"] == ["bi_inc"]
     assert set(r["dataset"]["sha256"]) == {str(p.relative_to(small_build)) for p in small_build.glob("data/*/*.parquet")}
     lines = (runs / "symbolic" / "samples.jsonl").read_text().splitlines()
     rec = json.loads(lines[0])
@@ -80,7 +82,8 @@ def test_report_tables_and_heatmap(runs, tmp_path, capsys):
     from hypergvl.answers import SCORER_VERSION
 
     assert "| Model | Samples | Cut at limit | Max new tokens | Scorer version |" in text
-    assert f"| baseline:random | 280 | 0.0% | - | {SCORER_VERSION} |" in text  # a baseline's answers are never cut
+    # a baseline's answers are never cut
+    assert f"| baseline:random | {5 * 8 * len(TEXT_REPS)} | 0.0% | - | {SCORER_VERSION} |" in text
     png = tmp_path / "heatmap_baseline_symbolic.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

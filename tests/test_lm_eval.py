@@ -76,7 +76,9 @@ def test_task_files_are_generated_from_the_registries():
     finally:
         TEXT_REPS.unregister("toy_rep")
         TASKS.unregister("TOY")
-    assert "hypergvl_text_toy.yaml" in toy and "  - hypergvl_text_toy\n" in toy["hypergvl_text.yaml"]
+    # its own task, outside the group, which is the paper's twelve (the tasks of a default build)
+    assert "hypergvl_text_toy.yaml" in toy and "hypergvl_text_toy" not in toy["hypergvl_text.yaml"]
+    assert toy["hypergvl_text.yaml"] == files["hypergvl_text.yaml"]
     assert "hypergvl_task: 'TOY'" in toy["hypergvl_text_toy.yaml"]
     assert all("    - toy_rep\n" in text for name, text in toy.items() if name.startswith("hypergvl_text_"))
     assert "avg_u" not in toy["hypergvl_text_toy.yaml"] and "avg_r" not in toy["hypergvl_text_toy.yaml"]

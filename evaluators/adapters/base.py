@@ -126,6 +126,7 @@ def _is_number(value) -> bool:
 
 def _pil_image(image):
     """A sample's image as an RGB PIL image."""
+    # lazy: PIL 0.25 s; 'hypergvl --help' imports this module, only image samples need it
     from PIL import Image
 
     if isinstance(image, (bytes, bytearray)):

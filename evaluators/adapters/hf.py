@@ -67,6 +67,7 @@ def _load_error(model: str, exc: Exception) -> ValueError:
 
 
 def _config(model: str, revision: str | None):
+    # lazy: transformers 1.5 s; 'hypergvl --help' imports this module, only an hf: model needs it
     from transformers import AutoConfig
 
     if _looks_like_path(model) and not Path(model).expanduser().is_dir():
@@ -96,6 +97,7 @@ def model_kind(model: str, revision: str | None = None) -> str:
 
     Decided from the config (:func:`_is_vision_config`, then transformers' image-text-to-text mapping); anything
     that is neither (an encoder, a seq2seq model, ...) is refused with a message naming the architecture."""
+    # lazy: transformers 1.5 s; 'hypergvl --help' imports this module, only an hf: model needs it
     from transformers.models.auto import modeling_auto
 
     config = _config(model, revision)
@@ -111,6 +113,7 @@ def model_kind(model: str, revision: str | None = None) -> str:
 def _model_class(config, kind: str):
     """The auto class that builds this config's generative model: image-text-to-text when transformers maps it
     there, else causal LM (text models, and vision models such as Phi-4-multimodal mapped only there)."""
+    # lazy: transformers 1.5 s; 'hypergvl --help' imports this module, only an hf: model needs it
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
     from transformers.models.auto import modeling_auto
 
@@ -159,6 +162,7 @@ class HFAdapter:
     """
 
     def __init__(self, model: str, config: HFConfig):
+        # lazy: torch 5-10 s; 'hypergvl --help' imports this module, only an hf: model needs it
         import torch
 
         self.name, self.config = model, config
@@ -184,6 +188,7 @@ class HFAdapter:
     def _load(self, model: str, dtype):
         """(processor or tokenizer, model); every failure (a missing optional package, an architecture this
         transformers lacks, a broken folder) becomes one ValueError line naming the checkpoint."""
+        # lazy: transformers 1.5 s; 'hypergvl --help' imports this module, only an hf: model needs it
         from transformers import AutoConfig, AutoProcessor, AutoTokenizer
 
         revision = self.config.revision
@@ -253,6 +258,7 @@ class HFAdapter:
                               return_tensors="pt", add_special_tokens=special)
 
     def run(self, inputs) -> list[Generation]:
+        # lazy: torch 5-10 s; 'hypergvl --help' imports this module, only an hf: model needs it
         import torch
 
         if self.kind == "vision":  # BatchFeature.to casts the floating tensors only (pixels), as transformers does

@@ -108,6 +108,7 @@ def process_results(doc: dict, results: list) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _metric():
+    # lazy: evaluate 19 s (it pulls datasets); lmms-eval imports this module to index its tasks
     import evaluate
 
     from hypergvl.evaluators import metric_path

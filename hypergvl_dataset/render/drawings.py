@@ -74,7 +74,7 @@ def draw_enc_hy(panel: Panel, h: Hypergraph) -> None:
     using SciPy's ConvexHull, rendering it as a colored polygonal region with 15% opacity. Crucially, a white
     rectangular label box displaying the hyperedge ID (e.g., "e2") is placed at the centroid of the region".
     Hulls are padded and rounded; order-2 hyperedges become capsules, order-1 hyperedges rings."""
-    from scipy.spatial import ConvexHull  # 0.3 s of import, paid by the first Enc-Hy picture, not by a listing
+    from scipy.spatial import ConvexHull  # lazy: scipy.spatial 0.3 s; paid by the first Enc-Hy picture, not a listing
 
     n, m = h.num_vertices, h.num_hyperedges
     s = _node_scale(panel)

@@ -199,6 +199,7 @@ def load_yelp(reader: RawReader, *, features: bool, name: str, vocabulary_size: 
     index, m = incidence_from_pairs(incidence["node"].to_numpy() - 1, incidence["he"].to_numpy() - 1)
     _check_nodes(index, n, reader.location(base + "incidence_H.csv") + " (1-based ids)")
     if features:
+        # lazy: sklearn.feature_extraction 4 s; only Yelp's features need it
         from sklearn.feature_extraction.text import CountVectorizer
 
         latlong = _read_table(reader, base + "latlong.csv").to_numpy(dtype=np.float64)

@@ -288,6 +288,7 @@ def read_built(hub_dir: str | os.PathLike) -> tuple[HypergraphData | HypergraphG
 
     Returns the stored object (no self-loops; raw or no features) and ``{"name", "feature_source", "options"}``.
     """
+    # lazy: datasets 2.7 s; training imports this module and reads no built repository
     import datasets
 
     ds = datasets.load_dataset(str(hub_dir), split="train")
@@ -335,6 +336,7 @@ def read_built(hub_dir: str | os.PathLike) -> tuple[HypergraphData | HypergraphG
 
 def push(out_dir: str | os.PathLike, repo_id: str) -> str:
     """Upload a built repository to the Hub as dataset ``repo_id``; ``OSError`` with the reason on failure."""
+    # lazy: huggingface_hub 0.23 s; only 'hypergvl datasets push' needs it
     from huggingface_hub import HfApi, constants
 
     if constants.is_offline_mode():

@@ -97,7 +97,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if (error := name_error(args)) is not None:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    import torch  # with the config and the model zoo (2-5 s): once the names are good
+    import torch  # lazy: torch, the config and the model zoo 2-5 s; only once the names are good
 
     from hypergvl.models.config import ConfigError
 

@@ -197,10 +197,11 @@ def _claims(by: dict, record: dict) -> list[str]:
 
 
 def _robustness_figures(by: dict, levels: dict, fig_dir: Path) -> list[Path]:
+    # lazy: matplotlib.pyplot 2.1 s; the Space imports this module: pyplot (Agg) only for a figure
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: pyplot 2.1 s; as matplotlib above
 
     from hypergvl.models.perturb import PERTURBATIONS  # the dataset package, PyG (3-4 s): robustness figures only
 
@@ -361,6 +362,7 @@ def _uncommitted(cell: dict[str, Any]) -> str:
 
 
 def _average_ranks(points: list[dict], datasets: list[str]) -> dict[str, dict]:
+    # lazy: scipy.stats 6.4 s; the Space imports this module: only the rank table needs it
     from scipy.stats import rankdata
 
     per = defaultdict(lambda: defaultdict(list))
@@ -385,10 +387,11 @@ def _average_ranks(points: list[dict], datasets: list[str]) -> dict[str, dict]:
 
 
 def _rank_figure(ranks: dict, fig_dir: Path) -> Path:
+    # lazy: matplotlib.pyplot 2.1 s; the Space imports this module: pyplot (Agg) only for a figure
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: pyplot 2.1 s; as matplotlib above
 
     models = list(ranks)
     x = np.arange(len(models))
@@ -454,10 +457,11 @@ def efficiency(points: list[dict], fig_dir: Path, record: dict) -> str:
 
 
 def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -> Path:
+    # lazy: matplotlib.pyplot 2.1 s; the Space imports this module: pyplot (Agg) only for a figure
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: pyplot 2.1 s; as matplotlib above
     import matplotlib.ticker
 
     fig, axes = plt.subplots(1, len(datasets), figsize=(max(7.5, 5.2 * len(datasets)), 4.6), squeeze=False)

@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from hypergvl.paper import PAPER_COMBINATIONS
 from hypergvl.router import WiseHyGR
 from hypergvl.router.prm import PRMConfig, build_prm
 from hypergvl.router.train import TrainConfig, train
@@ -24,13 +25,14 @@ BEFORE = {"epochs": [[0.6769095857938131, 0.6372815370559692, 50.0], [0.62505422
 
 @pytest.fixture(scope="module")
 def graded_prm(tmp_path_factory):
-    """Twelve problems, the 35 combinations right or wrong by a rule of task and pair (so the accuracies column
-    varies)."""
+    """Twelve problems, the paper's 35 combinations right or wrong by a rule of task and pair (so the accuracies
+    column varies): the pinned numbers are for those 35 labels, whatever else is registered."""
     tasks = ("HEC", "VC", "OSP", "Ne")
     rows = [generate_problem(t, seed=11, scale="small", index=i) for i, t in enumerate(tasks * 3)]
     problems = {r["id"]: r for r in rows}
     base = tmp_path_factory.mktemp("graded")
-    run = write_run(base / "run", problems, lambda m, c: (len(c[0]) + len(c[1]) + len(problems[m]["task"])) % 3 == 0)
+    run = write_run(base / "run", problems, lambda m, c: (len(c[0]) + len(c[1]) + len(problems[m]["task"])) % 3 == 0,
+                    pairs=PAPER_COMBINATIONS)
     build_prm(PRMConfig((str(run),), str(base / "prm")), progress=False)
     return base / "prm"
 

@@ -39,6 +39,7 @@ STUDY_PANELS = {"efficiency.png": "Figure 1: training time vs accuracy, marker a
 _CLAIM_KEYS = ["dataset", "section", "about", "quote", "measured", "verdict"]
 REPRODUCTION_COLUMNS = ["task", "dataset", "model", "options", "metric", "ours", "paper", "diff", "result", "flag",
                         "seeds", "commit"]
+NOT_COUNTED = "not counted (a seed without a recorded commit)"
 _METRIC = {"node": "accuracy", "hyperedge": "auroc", "graph": "accuracy", "fairness": "accuracy"}
 _REPRO_CACHE: dict = {}
 _REPRO_LOCK = threading.Lock()
@@ -84,7 +85,8 @@ def _row(task: str, label: str, dataset: str, model: str, options: str, docs: li
     return {"task": label, "dataset": dataset, "model": model, "options": options, "metric": metric,
             "ours": f"{ours[0]:.2f} ± {ours[1]:.2f}", "paper": "-" if ref is None else f"{ref[0]:.2f} ± {ref[1]:.2f}",
             "diff": "-" if ref is None else f"{ours[0] - ref[0]:+.2f}", "result": result, "flag": flag or "",
-            "seeds": " ".join(f"{v:.2f}" for v in values), "commit": ", ".join(commits) or "none recorded"}
+            "seeds": " ".join(f"{v:.2f}" for v in values), "commit": ", ".join(commits) or "none recorded",
+            "uncommitted": bool(missing)}
 
 
 def reproduction_rows(points: Path, study_dirs: list[Path], behaviour_dirs: tuple[Path, ...] = ()) -> list[dict]:
@@ -126,11 +128,13 @@ def reproduction_table(service: Service, model: str = ALL, dataset: str = ALL, t
     keep = [r for r in rows if model in (ALL, r["model"]) and dataset in (ALL, r["dataset"])
             and task in (ALL, r["task"].split(" ")[0])]
     counts: dict[str, int] = {}
-    for r in keep:
-        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    for r in keep:  # a row with a seed that names no commit is shown but not counted (as the shipped tables)
+        key = NOT_COUNTED if r["uncommitted"] else r["result"]
+        counts[key] = counts.get(key, 0) + 1
     line = (f"{len(keep)} rows: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) +
             ". Pass: |ours - paper| <= max(2 paper std, 1.5); `degenerate`: within that but one class in every "
-            "seed or collapsed seeds (flag column), not counted as a pass.") if keep else "No row matches."
+            "seed or collapsed seeds (flag column), not counted as a pass; a row with a seed that recorded no "
+            "commit (flag column) is shown and not counted.") if keep else "No row matches."
     return [[r[c] for c in REPRODUCTION_COLUMNS] for r in keep], line
 
 

@@ -67,14 +67,21 @@ def test_reproduction_table_filters(space_service, tmp_path, monkeypatch):
     _trained(points, "HGNN", "cora", "node", [78.0, 80.0], "accuracy")
     _trained(points, "HGNN", "rhg-3", "graph-paper", [90.0], "accuracy", extra={"macro_f1": 89.0})
     _fair(studies, "MLP", "german", [70.0], 3.0)
+    _fair(studies, "HGNN", "bail", [90.5, 91.5], 3.0, commit=None)  # a pass (paper 91.02 ± 0.54), no commit recorded
     monkeypatch.setattr(hnn, "_REPRO_CACHE", {})
     svc = fresh(space_service, tmp_path, study_dirs=(studies,), reproduction_dir=tmp_path / "results")
     rows, line = hnn.reproduction_table(svc)
-    assert len(rows) == 3 and line.startswith("3 rows:")
+    assert len(rows) == 4 and line.startswith("4 rows:")
+    # the uncommitted row is shown and counted apart from the passes, as the shipped tables leave it out
+    bail = next(r for r in rows if r[1] == "bail")
+    assert bail[hnn.REPRODUCTION_COLUMNS.index("result")] == "pass"
+    assert f"1 {hnn.NOT_COUNTED}" in line and "2 pass" not in line
+    rows, line = hnn.reproduction_table(svc, dataset="bail")
+    assert line.startswith(f"1 rows: 1 {hnn.NOT_COUNTED}.")
     rows, _ = hnn.reproduction_table(svc, model="HGNN")
-    assert {r[hnn.REPRODUCTION_COLUMNS.index("task")] for r in rows} == {"node", "graph (paper)"}
+    assert {r[hnn.REPRODUCTION_COLUMNS.index("task")] for r in rows} == {"node", "graph (paper)", "fairness"}
     rows, _ = hnn.reproduction_table(svc, task="fairness")
-    assert [r[2] for r in rows] == ["MLP"]
+    assert sorted(r[2] for r in rows) == ["HGNN", "MLP"]
     assert hnn.reproduction_table(svc, dataset="pubmed") == ([], "No row matches.")
     choices = hnn.reproduction_choices(svc)
     assert choices["task"] == ["all", "fairness", "graph", "node"] and choices["model"] == ["all", "HGNN", "MLP"]

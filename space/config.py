@@ -55,7 +55,8 @@ class SpaceConfig:
     request_attempts: int = 3           # claims of one request (a worker died each time) before it is FAILED
     study_dirs: tuple[Path, ...] = ()
     #: the DHG-Bench reproduction's shipped points (``points/``, ``fairness_dhgbench/``): the checkout's
-    #: ``benchmarks/results``, or a deployed bundle's ``reproduction/`` ($HYPERGVL_SPACE_REPRODUCTION, set by its app.py)
+    #: ``benchmarks/results``, or a deployed bundle's ``reproduction/`` ($HYPERGVL_SPACE_REPRODUCTION, set by its
+    #: app.py)
     reproduction_dir: Path | None = None
     seed_baselines: bool = True
 

@@ -174,9 +174,9 @@ def claim_table(service: Service, dataset: str = ALL, verdict: str = ALL) -> tup
 
 
 def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links dropped:
-    the figures are shown as images of their own) and (path, caption) figures. Built once per set of input files (their newest
-    modification time), not on every page load."""
+    """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links
+    dropped: the figures are shown as images of their own) and (path, caption) figures. Built once per set of input
+    files (their newest modification time), not on every page load."""
     from hypergvl.models.config import ConfigError
     from hypergvl.models.study.report import build  # torch and the HNN library (2-3 s): not at the Space's start
 

@@ -177,7 +177,7 @@ def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]
     """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links
     dropped: the figures are shown as images of their own) and (path, caption) figures. Built once per set of input
     files (their newest modification time), not on every page load."""
-    from hypergvl.models.config import ConfigError
+    from hypergvl.models.config import ConfigError  # torch (2-3 s), as the report: not at start
     from hypergvl.models.study.report import build  # torch and the HNN library (2-3 s): not at the Space's start
 
     dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]

@@ -83,6 +83,13 @@ def _commit() -> tuple[Optional[str], Optional[bool]]:
     return head, (None if status is None else bool(status))
 
 
+def pin() -> None:
+    """Read the checkout's commit and dirty flag now, for every record this process makes: a long run calls it at
+    its start, so a file edited while it trains (not the code it loaded) does not mark its results dirty, and one
+    edited before it started does."""
+    _commit()
+
+
 def _version(name: str) -> Optional[str]:
     try:
         return metadata.version(_DIST_NAMES.get(name, name))

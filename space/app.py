@@ -23,6 +23,7 @@ if __name__ == "__main__" and __package__ in (None, ""):  # run as a script: `py
         import os
 
         os.environ.setdefault("HYPERGVL_SPACE_STUDIES", str(_here / "seed_studies"))
+        os.environ.setdefault("HYPERGVL_SPACE_REPRODUCTION", str(_here / "reproduction"))
     from hypergvl.space.app import main
 
     main()

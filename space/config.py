@@ -54,6 +54,10 @@ class SpaceConfig:
     request_max_new_tokens: int = 4096  # tokens a model may generate per response in a request (the harness default)
     request_attempts: int = 3           # claims of one request (a worker died each time) before it is FAILED
     study_dirs: tuple[Path, ...] = ()
+    #: the DHG-Bench reproduction's shipped points (``points/``, ``fairness_dhgbench/``): the checkout's
+    #: ``benchmarks/results``, or a deployed bundle's ``reproduction/`` ($HYPERGVL_SPACE_REPRODUCTION, set by its
+    #: app.py)
+    reproduction_dir: Path | None = None
     seed_baselines: bool = True
 
     @classmethod
@@ -95,6 +99,7 @@ class SpaceConfig:
             request_max_new_tokens=int(env.get("HYPERGVL_REQUEST_MAX_NEW_TOKENS", 4096)),
             request_attempts=int(env.get("HYPERGVL_REQUEST_ATTEMPTS", 3)),
             study_dirs=tuple(Path(p) for p in studies.split(os.pathsep)) if studies else (here / "seed_studies",),
+            reproduction_dir=Path(env.get("HYPERGVL_SPACE_REPRODUCTION") or here.parent / "benchmarks" / "results"),
         )
         if cfg.request_budget_s <= 0 or cfg.request_max_new_tokens < 1 or cfg.request_attempts < 1:
             raise ValueError("HYPERGVL_REQUEST_BUDGET_S must be positive, HYPERGVL_REQUEST_MAX_NEW_TOKENS and "

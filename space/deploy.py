@@ -1,8 +1,10 @@
 """``hypergvl space deploy --space-id ORG/NAME``: publish this folder as a Hugging Face Space.
 
 A Space repository is flat: its root holds ``README.md`` (the front matter), ``app.py`` and ``requirements.txt``.
-:func:`stage` lays one out from the checkout: those three files, the HNN study results it shows (``seed_studies/``,
-which the staged ``app.py`` names in ``HYPERGVL_SPACE_STUDIES``), and a wheel of the project (``pip wheel --no-deps
+:func:`stage` lays one out from the checkout: those three files, the HNN study results it shows (``seed_studies/``:
+the fairness, efficiency and robustness points, the claim table's input; ``reproduction/``: the DHG-Bench
+reproduction's per-seed points; the staged ``app.py`` names them in ``HYPERGVL_SPACE_STUDIES`` and
+``HYPERGVL_SPACE_REPRODUCTION``), and a wheel of the project (``pip wheel --no-deps
 .``: the builder, tasks, metrics, harness, router and this app, ``hypergvl.space``), named in ``requirements.txt``. :func:`deploy`
 creates the Space if needed, sets the secrets and variables given, and uploads the staged folder.
 
@@ -24,6 +26,10 @@ from hypergvl.wheel import build_wheel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+#: the DHG-Bench reproduction's points the HNN tab reads (``SpaceConfig.reproduction_dir``), staged in
+#: ``reproduction/``, which the staged ``app.py`` names in ``HYPERGVL_SPACE_REPRODUCTION``
+RESULTS = ROOT / "benchmarks" / "results"
+REPRODUCTION = ("points", "fairness_dhgbench")
 
 
 def stage(out: Path, *, wheel: bool = True) -> Path:
@@ -34,6 +40,9 @@ def stage(out: Path, *, wheel: bool = True) -> Path:
     out.mkdir(parents=True)
     if (HERE / "seed_studies").is_dir():
         shutil.copytree(HERE / "seed_studies", out / "seed_studies")
+    for name in REPRODUCTION:  # the HNN tab's reproduction rows: the shipped per-seed points
+        if (RESULTS / name).is_dir():
+            shutil.copytree(RESULTS / name, out / "reproduction" / name)
     shutil.copy2(HERE / "app.py", out / "app.py")
     shutil.copy2(HERE / "README.md", out / "README.md")
     requirements = (HERE / "requirements.txt").read_text()

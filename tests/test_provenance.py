@@ -35,6 +35,26 @@ def test_environment_override_and_relative_command(monkeypatch):
     assert rec["command"][1:] == ["router/study.py", "--out", "/elsewhere/x"]
 
 
+def test_pin_records_the_tree_as_it_was_when_the_run_started(monkeypatch, tmp_path):
+    """A study pins the commit and dirty flag when it starts (issue 61: an efficiency point written after 8 minutes
+    of training read the tree as it was then, dirty with files edited meanwhile, not the code it had loaded)."""
+    monkeypatch.delenv("HYPERGVL_COMMIT", raising=False)
+    monkeypatch.setattr(P, "REPO_ROOT", tmp_path)
+    (tmp_path / ".git").mkdir()
+    status = {"status": ""}  # `git status --porcelain`: empty while the tree is clean
+    monkeypatch.setattr(P, "_git", lambda *a: "f" * 40 if a[0] == "rev-parse" else status["status"])
+    P._commit.cache_clear()
+    try:
+        P.pin()  # the run starts on a clean tree
+        status["status"] = " M models/study/report.py"  # a file is edited while it trains
+        assert (P.provenance()["commit"], P.provenance()["dirty"]) == ("f" * 40, False)
+        P._commit.cache_clear()
+        P.pin()  # a run started on the edited tree
+        assert P.provenance()["dirty"] is True
+    finally:
+        P._commit.cache_clear()
+
+
 def test_old_documents_have_no_provenance():
     assert P.of({"mean": 1.0}) == {} and P.of(None) == {} and P.of({"provenance": "x"}) == {}
     assert P.of({"provenance": {"commit": "a"}}) == {"commit": "a"}

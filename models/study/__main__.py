@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 from hypergvl.cli import Parser
 from hypergvl.models import names
 from hypergvl.models.study import EFFICIENCY_DATASETS, FAIRNESS_DATASETS
+from hypergvl.provenance import pin
 
 # imports inside functions: the studies' modules, the trainer and ConfigError (torch, PyG: 5-8 s) load once the
 # names are good. The parser and the name check read the models, perturbations and datasets from
@@ -97,6 +98,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if (error := name_error(args)) is not None:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    pin()  # the commit and dirty flag of the code this run loads, whenever its points are written
     import torch  # lazy: torch, the config and the model zoo 2-5 s; only once the names are good
 
     from hypergvl.models.config import ConfigError

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from hypergvl.models.config import ConfigError
 from hypergvl.models.study import EFFICIENCY_DATASETS
 from hypergvl.models.trainer import run_experiment
+from hypergvl.provenance import pin
 
 from .common import (load_node_dataset, make_point, point_path, read_point, resolve_models, seed_point, seed_tag,
                      write_point)
@@ -141,6 +142,7 @@ def _rss_mib() -> float:
 def child(spec: dict[str, Any]) -> int:
     """The subprocess: load the dataset, train run ``seed`` (earlier runs are read back from the trainer folder),
     write its point (``status`` ok, or oom on an allocation failure)."""
+    pin()  # the commit and dirty flag of the code this process loaded, not of the tree when the point is written
     torch.set_num_threads(int(spec["threads"]))
     if torch.cuda.is_available():
         total = torch.cuda.get_device_properties(0).total_memory

@@ -456,6 +456,71 @@ def efficiency(points: list[dict], fig_dir: Path, record: dict) -> str:
     return "\n".join(out)
 
 
+#: where a marker's label may go, tried in this order: (dx, dy) in units of the marker's radius plus a gap, and the
+#: text's anchor; then the same directions twice and three times as far, with a leader line
+_LABEL_SPOTS = ((0, 1, "center", "bottom"), (1, 0, "left", "center"), (-1, 0, "right", "center"),
+                (0, -1, "center", "top"), (1, 1, "left", "bottom"), (-1, 1, "right", "bottom"),
+                (1, -1, "left", "top"), (-1, -1, "right", "top"))
+
+
+def label_points(ax, xy: Sequence[tuple[float, float]], names: Sequence[str], sizes: Sequence[float],
+                 fontsize: float = 7) -> list:
+    """Label each marker of a scatter on ``ax`` (``sizes``: its area in points², as ``scatter(s=...)``) with its
+    name where the text overlaps no other label, no marker and stays inside the axes: the first free spot of
+    :data:`_LABEL_SPOTS`, near first; where none is free, the spot inside the axes that overlaps least (a leader
+    line joins a label placed beyond the nearest ring). Call it
+    after the figure's layout is final (the check is in display coordinates). Returns the annotations."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    inside = ax.get_window_extent(renderer)
+    px = fig.dpi / 72  # pixels per point
+    centres = ax.transData.transform(np.asarray(xy, dtype=float).reshape(-1, 2))
+    radii = [math.sqrt(max(s, 1.0)) / 2 * px for s in sizes]
+    obstacles = [(cx - r, cy - r, cx + r, cy + r) for (cx, cy), r in zip(centres, radii)]
+
+    def overlap(a, b) -> float:
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    def outside(b) -> float:  # area of the box outside the axes
+        w, h = b[2] - b[0], b[3] - b[1]
+        return w * h - overlap(b, (inside.x0, inside.y0, inside.x1, inside.y1))
+
+    out = []
+    order = sorted(range(len(names)), key=lambda i: (-centres[i][1], centres[i][0]))  # top first, left to right
+    for i in order:
+        (cx, cy), r = centres[i], radii[i]
+        best = None
+        for reach in (1, 2, 3):
+            for dx, dy, ha, va in _LABEL_SPOTS:
+                off = (reach * (r / px + 2)) * dx, (reach * (r / px + 2)) * dy  # points
+                a = ax.annotate(names[i], xy[i], xytext=off, textcoords="offset points", fontsize=fontsize, ha=ha,
+                                va=va)
+                e = a.get_window_extent(renderer)
+                box = (e.x0 - 1, e.y0 - 1, e.x1 + 1, e.y1 + 1)
+                cost = (outside(box), sum(overlap(box, o) for j, o in enumerate(obstacles) if j != i))
+                if best is None or cost < best[0]:
+                    if best is not None:
+                        best[1].remove()
+                    best = (cost, a, box, reach)
+                else:
+                    a.remove()
+                if cost == (0, 0):
+                    break
+            if best[0] == (0, 0):
+                break
+        cost, a, box, reach = best
+        if reach > 1:  # far from its marker: draw the line back to it
+            a.remove()
+            a = ax.annotate(names[i], xy[i], xytext=a.xyann, textcoords="offset points", fontsize=fontsize,
+                            ha=a.get_horizontalalignment(), va=a.get_verticalalignment(),
+                            arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": r / px})
+        obstacles.append(box)
+        out.append(a)
+    return out
+
+
 def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -> Path:
     # lazy: matplotlib.pyplot 2.1 s; the Space imports this module: pyplot (Agg) only for a figure
     import matplotlib
@@ -465,6 +530,7 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
     import matplotlib.ticker
 
     fig, axes = plt.subplots(1, len(datasets), figsize=(max(7.5, 5.2 * len(datasets)), 4.6), squeeze=False)
+    labelled = []  # (axes, points, names, marker sizes): labelled once the layout is final
     for ax, ds in zip(axes[0], datasets):
         ok = [p for p in points if p["dataset"] == ds and p["status"] == "ok"]
         if ok:
@@ -473,13 +539,12 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
             mem = np.array([p["efficiency"]["peak_memory_mib"]["mean"] for p in ok])
             size = 40 + 500 * (mem - mem.min()) / max(float(np.ptp(mem)), 1.0)  # RSS shares a large baseline
             ax.scatter(t, acc, s=size, alpha=0.5, c=range(len(ok)), cmap="tab20", edgecolors="k", linewidths=0.5)
-            for ti, ai, p in zip(t, acc, ok):
-                ax.annotate(p["model"], (ti, ai), fontsize=7, ha="center", va="bottom", xytext=(0, 5),
-                            textcoords="offset points")
             ax.set_xscale("log")
             within_decade = max(t) / min(t) < 10  # no major tick may fall inside: label the minor ones
             ax.xaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g") if within_decade
                                          else matplotlib.ticker.NullFormatter())
+            ax.margins(x=0.08, y=0.1)  # room for the labels of the outermost markers
+            labelled.append((ax, list(zip(t, acc)), [p["model"] for p in ok], list(size)))
         ooms = [p["model"] for p in points if p["dataset"] == ds and p["status"] == "oom"]
         if ooms:
             ax.text(0.02, 0.02, "OOM: " + ", ".join(ooms), transform=ax.transAxes, fontsize=7, va="bottom")
@@ -490,6 +555,8 @@ def _efficiency_figure(points: list[dict], datasets: list[str], fig_dir: Path) -
     fig.suptitle("Time vs accuracy; marker area grows with peak memory from the panel's smallest (Figure 1 layout; "
                  "values in the table)", fontsize=10)
     fig.tight_layout()
+    for ax, xy, names, sizes in labelled:
+        label_points(ax, xy, names, sizes)
     path = fig_dir / "efficiency.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,5 +1,7 @@
 """The HNN tab: every shipped row of the DHG-Bench reproduction (ours beside the paper's, read from the shipped
-per-seed points), then the tables and figures of the configured ``hypergvl.models.study`` result folders."""
+per-seed points), the robustness axis (the paper's statements about it beside our measurement, and the panels of
+Figures 2-4, from the shipped robustness points), then the tables and figures of the configured
+``hypergvl.models.study`` result folders."""
 from __future__ import annotations
 
 import json
@@ -20,13 +22,24 @@ _HNN_LOCK = threading.Lock()
 
 HNN_SECTIONS = ("effectiveness", "fairness", "efficiency", "robustness")
 ALL = "all"
-#: the shipped per-seed points of the trained reproduction rows (``benchmarks/reproduce_dhgbench.py --points``);
-#: the fairness rows read the configured study folders' ``fairness/points``
-REPRODUCTION_POINTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "points"
-#: the fairness study's points of the rows trained with DHG-Bench's code behaviour (the second table's fairness rows)
-REPRODUCTION_BEHAVIOUR_FAIRNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "fairness_dhgbench"
+#: in ``SpaceConfig.reproduction_dir`` (a checkout's ``benchmarks/results``, a deployed bundle's ``reproduction/``):
+#: the shipped per-seed points of the trained reproduction rows (``benchmarks/reproduce_dhgbench.py --points``; the
+#: fairness rows read the configured study folders' ``fairness/points``) and the fairness study's points of the rows
+#: trained with DHG-Bench's code behaviour (the second table's fairness rows)
+REPRODUCTION_POINTS, REPRODUCTION_BEHAVIOUR_FAIRNESS = "points", "fairness_dhgbench"
+#: the claim table's columns (``robustness_claims`` of the report's ``report.json``)
+CLAIM_COLUMNS = ["dataset", "section", "about", "the paper", "measured here", "verdict"]
+#: the report's figures that have a panel of their own (an image as wide as the page), with the paper's figure each
+#: reproduces; a figure the report adds beyond these goes to the "other figures" gallery
+ROBUSTNESS_PANELS = {"robustness_structure.png": "Figure 2: structure robustness (hyperlinks removed / added)",
+                     "robustness_feature.png": "Figure 3: feature robustness (noise / masking)",
+                     "robustness_supervision.png": "Figure 4: supervision robustness (label noise / sparsity)"}
+STUDY_PANELS = {"efficiency.png": "Figure 1: training time vs accuracy, marker area = peak memory",
+                "fairness_ranks.png": "Figure 5: average ranks on Acc, ΔDP, ΔEO"}
+_CLAIM_KEYS = ["dataset", "section", "about", "quote", "measured", "verdict"]
 REPRODUCTION_COLUMNS = ["task", "dataset", "model", "options", "metric", "ours", "paper", "diff", "result", "flag",
                         "seeds", "commit"]
+NOT_COUNTED = "not counted (a seed without a recorded commit)"
 _METRIC = {"node": "accuracy", "hyperedge": "auroc", "graph": "accuracy", "fairness": "accuracy"}
 _REPRO_CACHE: dict = {}
 _REPRO_LOCK = threading.Lock()
@@ -72,7 +85,8 @@ def _row(task: str, label: str, dataset: str, model: str, options: str, docs: li
     return {"task": label, "dataset": dataset, "model": model, "options": options, "metric": metric,
             "ours": f"{ours[0]:.2f} ± {ours[1]:.2f}", "paper": "-" if ref is None else f"{ref[0]:.2f} ± {ref[1]:.2f}",
             "diff": "-" if ref is None else f"{ours[0] - ref[0]:+.2f}", "result": result, "flag": flag or "",
-            "seeds": " ".join(f"{v:.2f}" for v in values), "commit": ", ".join(commits) or "none recorded"}
+            "seeds": " ".join(f"{v:.2f}" for v in values), "commit": ", ".join(commits) or "none recorded",
+            "uncommitted": bool(missing)}
 
 
 def reproduction_rows(points: Path, study_dirs: list[Path], behaviour_dirs: tuple[Path, ...] = ()) -> list[dict]:
@@ -102,61 +116,99 @@ def reproduction_table(service: Service, model: str = ALL, dataset: str = ALL, t
     """The rows of :func:`reproduction_rows` that match the filters (``all``: any), as table rows, and a line
     counting them by result. Read once per set of point files (their newest modification time)."""
     dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]
-    extra = tuple(d for d in (REPRODUCTION_BEHAVIOUR_FAIRNESS,) if d.is_dir())
-    files = [p for root in [REPRODUCTION_POINTS, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
-    stamp = (str(REPRODUCTION_POINTS), tuple(map(str, dirs)), len(files),
-             max((p.stat().st_mtime_ns for p in files), default=0))
+    results = Path(service.config.reproduction_dir or Path(__file__).resolve().parents[2] / "benchmarks" / "results")
+    points = results / REPRODUCTION_POINTS
+    extra = tuple(d for d in (results / REPRODUCTION_BEHAVIOUR_FAIRNESS,) if d.is_dir())
+    files = [p for root in [points, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
+    stamp = (str(points), tuple(map(str, dirs)), len(files), max((p.stat().st_mtime_ns for p in files), default=0))
     with _REPRO_LOCK:
         if _REPRO_CACHE.get("stamp") != stamp:
-            _REPRO_CACHE.update(stamp=stamp, rows=reproduction_rows(REPRODUCTION_POINTS, dirs, extra))
+            _REPRO_CACHE.update(stamp=stamp, rows=reproduction_rows(points, dirs, extra))
         rows = _REPRO_CACHE["rows"]
     keep = [r for r in rows if model in (ALL, r["model"]) and dataset in (ALL, r["dataset"])
             and task in (ALL, r["task"].split(" ")[0])]
     counts: dict[str, int] = {}
-    for r in keep:
-        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    for r in keep:  # a row with a seed that names no commit is shown but not counted (as the shipped tables)
+        key = NOT_COUNTED if r["uncommitted"] else r["result"]
+        counts[key] = counts.get(key, 0) + 1
     line = (f"{len(keep)} rows: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) +
             ". Pass: |ours - paper| <= max(2 paper std, 1.5); `degenerate`: within that but one class in every "
-            "seed or collapsed seeds (flag column), not counted as a pass.") if keep else "No row matches."
+            "seed or collapsed seeds (flag column), not counted as a pass; a row with a seed that recorded no "
+            "commit (flag column) is shown and not counted.") if keep else "No row matches."
     return [[r[c] for c in REPRODUCTION_COLUMNS] for r in keep], line
 
 
 def reproduction_choices(service: Service) -> dict[str, list[str]]:
-    """The filter choices: every model, dataset and task of the shipped rows, ``all`` first."""
+    """The filter choices: every model, dataset and task of the shipped rows (datasets: and of the claim table),
+    ``all`` first; ``verdict``: the claim table's verdicts."""
     reproduction_table(service)
     rows = _REPRO_CACHE.get("rows") or []
-    return {k: [ALL] + sorted({(r[k].split(" ")[0] if k == "task" else r[k]) for r in rows})
-            for k in ("model", "dataset", "task")}
+    choices = {k: [ALL] + sorted({(r[k].split(" ")[0] if k == "task" else r[k]) for r in rows})
+               for k in ("model", "dataset", "task")}
+    hnn_report(service)
+    claims = _HNN_CACHE.get("claims") or []
+    choices["dataset"] = [ALL] + sorted(set(choices["dataset"][1:]) | {c["dataset"] for c in claims})
+    choices["verdict"] = [ALL] + sorted({c["verdict"] for c in claims})
+    return choices
+
+
+def claim_table(service: Service, dataset: str = ALL, verdict: str = ALL) -> tuple[list[list[str]], str]:
+    """The claim table of the robustness study (DHG-Bench section 4.3's statements, our measurement from the
+    shipped robustness points and the verdict: :mod:`hypergvl.models.study.robustness_claims`, as the report
+    writes it in ``report.json``), the rows matching the filters (``all``: any), and a line counting them."""
+    hnn_report(service)
+    claims = _HNN_CACHE.get("claims") or []
+    keep = [c for c in claims if dataset in (ALL, c["dataset"]) and verdict in (ALL, c["verdict"])]
+    if not claims:
+        return [], "No robustness points are shipped in the configured study folders, so there is no claim table."
+    if not keep:
+        return [], "No statement matches (the robustness study was run on " + \
+            ", ".join(sorted({c["dataset"] for c in claims})) + ")."
+    counts: dict[str, int] = {}
+    for c in keep:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    line = (f"{len(keep)} statements: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) +
+            ". Rules (\"most\" = more than half of the models measured, shapes from three shared ratios, ...) in "
+            "`models/study/robustness_claims.py`; the cells they use are in the Robustness section below.")
+    return [[c[k] for k in _CLAIM_KEYS] for c in keep], line
 
 
 def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links dropped:
-    the figures go to the gallery) and (path, caption) figures. Built once per set of input files (their newest
-    modification time), not on every page load."""
+    """The ``hypergvl.models.study report`` of the configured study folders: Markdown per section (its image links
+    dropped: the figures are shown as images of their own) and (path, caption) figures. Built once per set of input
+    files (their newest modification time), not on every page load."""
+    from hypergvl.models.config import ConfigError  # torch (2-3 s), as the report: not at start
     from hypergvl.models.study.report import build  # torch and the HNN library (2-3 s): not at the Space's start
 
     dirs = [Path(d) for d in service.config.study_dirs if Path(d).is_dir()]
     if not dirs:
+        _HNN_CACHE.update(stamp=None, claims=[])
         return {"effectiveness": "No HNN study results are configured (`HYPERGVL_SPACE_STUDIES`)."}, []
     stamp = (tuple(map(str, dirs)), max((p.stat().st_mtime_ns for d in dirs for p in d.rglob("*.json")), default=0))
     with _HNN_LOCK:
         if _HNN_CACHE.get("stamp") != stamp:
             out = figures_dir(service) / "hnn_report"
-            written = build(dirs, out)
+            try:
+                written = build(dirs, out)
+            except ConfigError as e:  # folders without a study point or trainer summary: say so, show the rest
+                _HNN_CACHE.update(stamp=stamp, value=({"effectiveness": f"No HNN study results: {e}."}, []), claims=[])
+                return _HNN_CACHE["value"]
             text = {k: "\n".join(line for line in Path(written[k]).read_text().splitlines()
                                  if not line.startswith("!["))
                     for k in HNN_SECTIONS if k in written}
             figures = [(str(p), k.split("/", 1)[1]) for k, p in written.items() if k.startswith("figures/")]
-            _HNN_CACHE.update(stamp=stamp, value=(text, figures))
+            claims = json.loads(Path(written["report.json"]).read_text()).get("robustness_claims", [])
+            _HNN_CACHE.update(stamp=stamp, value=(text, figures), claims=claims)
         return _HNN_CACHE["value"]
 
 
 @register_tab("hnn", title="HNN", order=50)
 def build(page: Page) -> OnLoad:
     gr.Markdown("DHG-Bench reproduced: every shipped row (ours beside the paper's, its seeds and the commit they "
-                "were trained at), read from the shipped per-seed points; then the studies of the hypergraph neural "
-                "networks from `hypergvl.models.study` result folders (`hypergvl study report`): effectiveness, "
-                "fairness (Table A8, Figure 5), efficiency (Figure 1) and robustness (Figures 2-4).")
+                "were trained at), read from the shipped per-seed points; the robustness axis (the paper's "
+                "statements beside our measurement, and the panels of Figures 2-4); then the studies of the "
+                "hypergraph neural networks from `hypergvl.models.study` result folders (`hypergvl study report`): "
+                "effectiveness, fairness (Table A8, Figure 5), efficiency (Figure 1) and robustness (Figures 2-4).")
     # the rows read some 1,500 point files and the dataset registry (slow on a busy machine): read them now, not
     # on the first page load
     threading.Thread(target=reproduction_table, args=(page.service,), daemon=True).start()
@@ -167,25 +219,55 @@ def build(page: Page) -> OnLoad:
         repro_count = gr.Markdown(elem_id="hnn-repro-count")
         repro = gr.Dataframe(headers=REPRODUCTION_COLUMNS, interactive=False, wrap=True, elem_id="hnn-repro",
                              max_height=600)
+    with gr.Accordion("Robustness (DHG-Bench RQ3, section 4.3, Figures 2-4): the paper's statements, measured",
+                      open=True, elem_id="hnn-claims-section"):
+        gr.Markdown("Each statement section 4.3 makes about a dataset measured here or about all datasets, our "
+                    "measurement from the shipped robustness points and whether it holds. The Dataset filter above "
+                    "applies here too.")
+        verdict = gr.Dropdown([ALL], value=ALL, label="Verdict", elem_id="hnn-claims-verdict",
+                              allow_custom_value=False)
+        claims_count = gr.Markdown(elem_id="hnn-claims-count")
+        claims = gr.Dataframe(headers=CLAIM_COLUMNS, interactive=False, wrap=True, elem_id="hnn-claims",
+                              max_height=700, column_widths=["7%", "7%", "8%", "33%", "35%", "10%"])
+        # one figure a row, as wide as the page: a panel per perturbation, a line per model (accuracy vs ratio)
+        with gr.Column(elem_id="hnn-robustness-figures"):
+            panels = {name: gr.Image(label=label, interactive=False, show_label=True, height=560,
+                                     elem_id=f"hnn-fig-{name[:-4]}")
+                      for name, label in ROBUSTNESS_PANELS.items()}
 
     def on_filter(model, dataset, task):
         rows, line = reproduction_table(page.service, model or ALL, dataset or ALL, task or ALL)
         return rows, line
 
+    def on_claims(dataset, verdict):
+        return claim_table(page.service, dataset or ALL, verdict or ALL)
+
     for dd in filters.values():
         dd.change(on_filter, list(filters.values()), [repro, repro_count])
+    for dd in (filters["dataset"], verdict):
+        dd.change(on_claims, [filters["dataset"], verdict], [claims, claims_count])
     hnn_md = {}
     for k in HNN_SECTIONS:
         with gr.Accordion(k.capitalize(), open=k == "effectiveness", elem_id=f"hnn-{k}"):
             hnn_md[k] = gr.Markdown(elem_id=f"hnn-{k}-text")
-    hnn_gallery = gr.Gallery(label="Figures 1-5 (click to enlarge)", elem_id="hnn-figures", columns=2,
-                             object_fit="contain", height="auto")
+    with gr.Column(elem_id="hnn-figures"):
+        panels |= {name: gr.Image(label=label, interactive=False, show_label=True, elem_id=f"hnn-fig-{name[:-4]}")
+                   for name, label in STUDY_PANELS.items()}
+        others = gr.Gallery(label="Other figures (click to enlarge)", elem_id="hnn-other-figures", columns=2,
+                            object_fit="contain", height="auto", visible=False)
 
     def on_load():
         text, figures = hnn_report(page.service)
         rows, line = reproduction_table(page.service)
         choices = reproduction_choices(page.service)
-        return (*[text.get(k, "") for k in HNN_SECTIONS], figures, rows, line,
-                *[gr.Dropdown(choices=choices[k], value=ALL) for k in ("model", "dataset", "task")])
+        claim_rows_, claim_line = claim_table(page.service)
+        drawn = {caption: path for path, caption in figures}
+        return (*[text.get(k, "") for k in HNN_SECTIONS], rows, line,
+                *[gr.Dropdown(choices=choices[k], value=ALL) for k in ("model", "dataset", "task")],
+                gr.Dropdown(choices=choices["verdict"], value=ALL), claim_rows_, claim_line,
+                *[gr.Image(value=drawn.get(name), visible=name in drawn) for name in panels],
+                gr.Gallery(value=[f for f in figures if f[1] not in panels], visible=any(f[1] not in panels
+                                                                                       for f in figures)))
 
-    return OnLoad(on_load, [*hnn_md.values(), hnn_gallery, repro, repro_count, *filters.values()])
+    return OnLoad(on_load, [*hnn_md.values(), repro, repro_count, *filters.values(), verdict, claims, claims_count,
+                            *panels.values(), others])

@@ -469,6 +469,46 @@ def _md_cells_text(section: str) -> list[list[str]]:
             if line.startswith("| ") and not line.startswith("|---")]
 
 
+def test_scatter_labels_overlap_neither_each_other_nor_a_marker():
+    """The efficiency figure's labels (issue 61: they overlapped): twelve markers, six of them nearly on one spot
+    and two labels sharing a start, get labels whose drawn boxes are pairwise disjoint, cover no other marker and
+    stay inside the axes; checked on the rendered extents."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xy = [(7.0 + 0.05 * i, 78.7 + 0.03 * (i % 2)) for i in range(6)] + \
+        [(2.0, 74.0), (3.0, 80.0), (30.0, 81.0), (60.0, 78.0), (12.0, 77.0), (14.0, 76.0)]
+    names = ["HyperGCN", "HCHA", "HGNN", "CEGCN", "UniGCN", "UniGIN", "HNHN", "TF-HNN", "UniGAT", "AllSetTransformer",
+             "LEGCN", "MLP"]
+    sizes = [40.0] * 6 + [40.0, 80.0, 200.0, 540.0, 60.0, 40.0]
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    ax.scatter(*zip(*xy), s=sizes)
+    ax.set_xscale("log")
+    ax.margins(x=0.08, y=0.1)
+    fig.tight_layout()
+    labels = REP.label_points(ax, xy, names, sizes)
+    fig.canvas.draw()  # as savefig does: every label at its final place
+    renderer = fig.canvas.get_renderer()
+    # the text's own box (an Annotation's extent includes its leader line, which may cross another label)
+    boxes = [matplotlib.text.Text.get_window_extent(a, renderer) for a in labels]
+    assert sorted(a.get_text() for a in labels) == sorted(names)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+    frame = ax.get_window_extent(renderer)
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    centres = ax.transData.transform(xy)
+    px = fig.dpi / 72
+    for a, box in zip(labels, boxes):
+        for (cx, cy), s, name in zip(centres, sizes, names):
+            r = math.sqrt(s) / 2 * px
+            if name != a.get_text():
+                assert not (box.x0 < cx + r and cx - r < box.x1 and box.y0 < cy + r and cy - r < box.y1), name
+    plt.close(fig)
+
+
 def test_report_refuses_empty_input(tmp_path):
     with pytest.raises(ConfigError, match="no study points"):
         REP.build([tmp_path], tmp_path / "out")

@@ -1,8 +1,11 @@
 """The Space repository layout: front matter, the staged app importable as a Space would import it, the upload."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,17 +31,28 @@ def test_front_matter_pins_the_installed_gradio():
 
 
 def test_staged_space_imports_and_uploads(tmp_path):
+    from hypergvl.space.deploy import HERE, RESULTS
+
     out = stage(tmp_path / "stage", wheel=False)
-    assert {p.name for p in out.iterdir()} == {"README.md", "app.py", "requirements.txt", "seed_studies"}
-    assert list((out / "seed_studies").rglob("*.json"))
+    assert {p.name for p in out.iterdir()} == {"README.md", "app.py", "requirements.txt", "seed_studies",
+                                               "reproduction"}
+    # every point the HNN tab reads: the studies' (fairness, efficiency, robustness: the claim table's input) and
+    # the reproduction's per-seed points, whatever the checkout ships
+    for src, dst in ((HERE / "seed_studies", out / "seed_studies"),
+                     (RESULTS / "points", out / "reproduction" / "points"),
+                     (RESULTS / "fairness_dhgbench", out / "reproduction" / "fairness_dhgbench")):
+        shipped = sorted(p.relative_to(src) for p in src.rglob("*.json"))
+        assert shipped and shipped == sorted(p.relative_to(dst) for p in dst.rglob("*.json")), src
+    assert list((out / "seed_studies" / "robustness").rglob("*.json"))
     # the staged app.py runs the installed hypergvl.space and points it at the staged studies: load it as the
     # Space does (a script in the repository root), with main() stubbed, and read the configuration it would use
     code = ("import runpy, sys, hypergvl.space.app as a; seen = []\n"
-            "a.main = lambda: seen.append(a.SpaceConfig.from_env().study_dirs)\n"
+            "a.main = lambda: seen.append(a.SpaceConfig.from_env())\n"
             "try:\n    runpy.run_path('app.py', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print(seen[0][0])")
+            "print(seen[0].study_dirs[0]); print(seen[0].reproduction_dir)")
     run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=300)
-    assert run.stdout.strip() == str((out / "seed_studies").resolve()), run.stderr[-2000:]
+    assert run.stdout.split() == [str((out / "seed_studies").resolve()), str((out / "reproduction").resolve())], \
+        run.stderr[-2000:]
 
     calls = []
 
@@ -85,3 +99,28 @@ def test_the_staged_bundle_starts_from_its_own_files_and_serves_the_leaderboard(
     cells = {str(c) for row in frame["data"] for c in row}
     stored = {e.model for e in space_service.store.entries()}
     assert stored and all(any(m in c for c in cells) for m in stored), (stored, frame["headers"])
+    # the HNN tab from the bundle's files alone: the installed wheel's hypergvl, configured by the bundle's app.py
+    # (main stubbed), reads the reproduction rows, the claim table and Figures 2-4 from the staged points; the same
+    # counts as from this checkout
+    from conftest import fresh
+
+    from hypergvl.space.deploy import HERE
+    from hypergvl.space.tabs import hnn
+
+    local = fresh(space_service, tmp_path / "local", study_dirs=(HERE / "seed_studies",))
+    want = (len(hnn.reproduction_table(local)[0]), len(hnn.claim_table(local)[0]))
+    code = ("import json, runpy, types, hypergvl, hypergvl.space.app as a; seen = []\n"
+            "a.main = lambda: seen.append(a.SpaceConfig.from_env())\n"
+            "try:\n    runpy.run_path('app.py', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "from hypergvl.space.tabs import hnn\n"
+            "svc = types.SimpleNamespace(config=seen[0])\n"
+            "figures = [c for _, c in hnn.hnn_report(svc)[1]]\n"
+            "print(json.dumps([hypergvl.__file__, len(hnn.reproduction_table(svc)[0]), len(hnn.claim_table(svc)[0]),"
+            " figures]))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "PYTHONPATH": str(site), "HYPERGVL_SPACE_DATA": str(tmp_path / "d2")})
+    assert run.returncode == 0, run.stderr[-3000:]
+    where, rows, claims, figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert Path(where).is_relative_to(site) and (rows, claims) == want and rows > 0 and claims > 0
+    assert {"robustness_structure.png", "robustness_feature.png", "robustness_supervision.png", "efficiency.png",
+            "fairness_ranks.png"} <= set(figures)

@@ -63,23 +63,60 @@ def test_reproduction_rows_from_points(tmp_path):
 def test_reproduction_table_filters(space_service, tmp_path, monkeypatch):
     from hypergvl.space.tabs import hnn
 
-    points, studies = tmp_path / "points", tmp_path / "studies"
+    points, studies = tmp_path / "results" / "points", tmp_path / "studies"
     _trained(points, "HGNN", "cora", "node", [78.0, 80.0], "accuracy")
     _trained(points, "HGNN", "rhg-3", "graph-paper", [90.0], "accuracy", extra={"macro_f1": 89.0})
     _fair(studies, "MLP", "german", [70.0], 3.0)
-    monkeypatch.setattr(hnn, "REPRODUCTION_POINTS", points)
-    monkeypatch.setattr(hnn, "REPRODUCTION_BEHAVIOUR_FAIRNESS", tmp_path / "absent")
+    _fair(studies, "HGNN", "bail", [90.5, 91.5], 3.0, commit=None)  # a pass (paper 91.02 ± 0.54), no commit recorded
     monkeypatch.setattr(hnn, "_REPRO_CACHE", {})
-    svc = fresh(space_service, tmp_path, study_dirs=(studies,))
+    svc = fresh(space_service, tmp_path, study_dirs=(studies,), reproduction_dir=tmp_path / "results")
     rows, line = hnn.reproduction_table(svc)
-    assert len(rows) == 3 and line.startswith("3 rows:")
+    assert len(rows) == 4 and line.startswith("4 rows:")
+    # the uncommitted row is shown and counted apart from the passes, as the shipped tables leave it out
+    bail = next(r for r in rows if r[1] == "bail")
+    assert bail[hnn.REPRODUCTION_COLUMNS.index("result")] == "pass"
+    assert line.startswith(f"4 rows: 1 miss, 1 {hnn.NOT_COUNTED}, 2 pass.")  # counted, it would be 3 passes
+    rows, line = hnn.reproduction_table(svc, dataset="bail")
+    assert line.startswith(f"1 rows: 1 {hnn.NOT_COUNTED}.")
     rows, _ = hnn.reproduction_table(svc, model="HGNN")
-    assert {r[hnn.REPRODUCTION_COLUMNS.index("task")] for r in rows} == {"node", "graph (paper)"}
+    assert {r[hnn.REPRODUCTION_COLUMNS.index("task")] for r in rows} == {"node", "graph (paper)", "fairness"}
     rows, _ = hnn.reproduction_table(svc, task="fairness")
-    assert [r[2] for r in rows] == ["MLP"]
+    assert sorted(r[2] for r in rows) == ["HGNN", "MLP"]
     assert hnn.reproduction_table(svc, dataset="pubmed") == ([], "No row matches.")
     choices = hnn.reproduction_choices(svc)
     assert choices["task"] == ["all", "fairness", "graph", "node"] and choices["model"] == ["all", "HGNN", "MLP"]
+
+
+def test_claim_table_is_the_reports_statements_from_the_shipped_robustness_points(space_service, tmp_path):
+    """The Space's claim table is section 4.3's statements as the study report computes them from the shipped
+    robustness points (whatever points are shipped: the counts come from them), filterable by dataset and verdict;
+    no robustness points: no table, said so."""
+    from hypergvl.models.study.report import build
+    from hypergvl.models.study.robustness_claims import CLAIMS
+    from hypergvl.space.tabs import hnn
+
+    studies = ROOT / "space" / "seed_studies"
+    report = json.loads(build([studies / "robustness"], tmp_path / "report")["report.json"].read_text())
+    expected = [[c[k] for k in ("dataset", "section", "about", "quote", "measured", "verdict")]
+                for c in report["robustness_claims"]]
+    datasets = sorted({r[0] for r in expected})
+    assert "cora" in datasets
+    svc = fresh(space_service, tmp_path / "a", study_dirs=(studies,))
+    rows, line = hnn.claim_table(svc)
+    assert rows == expected and len(rows) == len(CLAIMS) * len(datasets)
+    assert any("90% of hyperlinks" in r[3] for r in rows)
+    for verdict in {r[-1] for r in rows}:
+        kept, vline = hnn.claim_table(svc, verdict=verdict)
+        assert kept == [r for r in rows if r[-1] == verdict] and vline.startswith(f"{len(kept)} statements: ")
+    assert hnn.claim_table(svc, dataset="cora")[0] == [r for r in rows if r[0] == "cora"]
+    assert hnn.claim_table(svc, dataset="german") == ([], f"No statement matches (the robustness study was run on "
+                                                          f"{', '.join(datasets)}).")
+    choices = hnn.reproduction_choices(svc)
+    assert "cora" in choices["dataset"] and choices["verdict"] == ["all"] + sorted({r[-1] for r in rows})
+    only_fairness = tmp_path / "fair"
+    _fair(only_fairness, "MLP", "german", [70.0], 3.0)
+    svc = fresh(space_service, tmp_path / "b", study_dirs=(only_fairness,))
+    assert hnn.claim_table(svc)[0] == [] and "no claim table" in hnn.claim_table(svc)[1]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine: install it with `apt-get install -y "
@@ -116,6 +153,19 @@ def test_the_hnn_tab_shows_every_shipped_row_filterable(space_service, tmp_path)
             expect(table).to_contain_text("70.40 ± 3.07")  # the paper's cell beside ours
             expect(table).to_contain_text("452434f557689c51a0eefb28a858b87dca0efc08"[:12])
             page.screenshot(path=str(SHOTS / "tab-hnn-reproduction-ehnn-german.png"), full_page=False)
+            # the robustness axis: the claim table follows the dataset filter (German: no statement), and on Cora
+            # shows the paper's statements with the verdict; the panels of Figures 2-4 are drawn
+            expect(page.locator("#hnn-claims-count")).to_contain_text("No statement matches", timeout=60_000)
+            box = page.locator("#hnn-repro-dataset input")
+            box.click()
+            box.fill("cora")
+            page.locator("ul[role=listbox] li").filter(has_text="cora").first.click()
+            claims = page.locator("#hnn-claims")
+            expect(page.locator("#hnn-claims-count")).to_contain_text(" statements: ", timeout=60_000)
+            expect(claims).to_contain_text("90% of hyperlinks")
+            expect(claims).to_contain_text("holds")
+            expect(page.locator("#hnn-robustness-figures img")).to_have_count(3, timeout=60_000)
+            page.locator("#hnn-claims-section").screenshot(path=str(SHOTS / "tab-hnn-robustness.png"))
             browser.close()
     finally:
         demo.close()

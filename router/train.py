@@ -77,6 +77,7 @@ logger = logging.getLogger(__name__)
 def quiet_libraries(progress: bool = True) -> None:
     """:func:`hypergvl.router.prm.log_to_console`, transformers at error level (no load report of the new classification
     head), and no library progress bar with ``--no-progress``."""
+    # lazy: transformers 1.5 s; 'hypergvl router train' refuses bad arguments before it pays it
     import transformers
 
     log_to_console()
@@ -185,6 +186,7 @@ def class_weights(problems: Sequence[Problem], num_labels: int) -> np.ndarray:
 
 
 def _targets(problems: Sequence[Problem], weights: np.ndarray):
+    # lazy: torch 5-10 s; 'hypergvl router train' refuses bad arguments before it pays it
     import torch
 
     t = torch.zeros(len(problems), len(weights))
@@ -195,6 +197,7 @@ def _targets(problems: Sequence[Problem], weights: np.ndarray):
 
 def pair_loss(logits, targets):
     """Cross-entropy over the pairs: ``sum_i sum_{c in R_i} w_c (-log p_ic) / sum_i sum_{c in R_i} w_c``."""
+    # lazy: torch 5-10 s; 'hypergvl router train' refuses bad arguments before it pays it
     import torch
 
     logp = torch.log_softmax(logits.float(), dim=-1)
@@ -202,6 +205,7 @@ def pair_loss(logits, targets):
 
 
 def _accuracies(problems: Sequence[Problem]):
+    # lazy: torch 5-10 s; 'hypergvl router train' refuses bad arguments before it pays it
     import torch
 
     missing = [p.meta_id for p in problems if p.accuracies is None]
@@ -213,6 +217,7 @@ def _accuracies(problems: Sequence[Problem]):
 
 def target_loss(logits, problems: Sequence[Problem], target: str, weights: np.ndarray | None = None):
     """The training loss of a batch of meta problems under ``target`` (see the module docstring)."""
+    # lazy: torch 5-10 s; 'hypergvl router train' refuses bad arguments before it pays it
     import torch
 
     if target == "best":
@@ -482,6 +487,7 @@ def train(cfg: TrainConfig, progress: bool = True, quiet: bool = False) -> dict:
     if quiet:
         quiet_libraries(progress)
 
+    # lazy: torch + accelerate + transformers 7-12 s; 'hypergvl router train' refuses bad arguments before it pays it
     import torch
     from accelerate import Accelerator
     from accelerate.utils import set_seed
@@ -584,6 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ValueError) as exc:
         print(f"hypergvl router train: error: {exc}", file=sys.stderr)
         return 2
+    # lazy: accelerate 7.3 s; 'hypergvl router train' refuses bad arguments before it pays it
     from accelerate import PartialState
 
     if not PartialState().is_main_process:

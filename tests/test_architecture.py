@@ -190,9 +190,6 @@ def test_imports_sit_at_the_top_unless_a_measured_cost_says_otherwise(tmp_path):
 HEAVY = frozenset({"torch", "torch_geometric", "transformers", "datasets", "gradio", "gradio_client", "matplotlib",
                    "accelerate", "evaluate", "huggingface_hub", "networkx", "pandas", "scipy", "PIL", "sklearn",
                    "pyarrow", "httpx"})
-#: modules left out for now, with why: router/train.py's deferred imports (torch, accelerate, transformers) get
-#: their reasons when the branches changing that file on 2026-12-07 (its defaults, its ``--set`` check) have landed
-BEING_CHANGED = {"router/train.py"}
 LAZY = re.compile(r"#\s*lazy: .*" + COST.pattern)  # "# lazy: torch 5-10 s; 'hypergvl --help' must not pay it"
 
 
@@ -224,7 +221,6 @@ def test_a_heavy_third_party_import_inside_a_function_says_what_it_saves(tmp_pat
     its line or the line above (an import with nothing to save belongs at the top of its module). The check can
     fail: the probe's bare deferred imports are reported, the ones with a reason are not."""
     bad = [b for path in MODULES.values() if path.parts[len(ROOT.parts)] != "benchmarks"
-           and path.relative_to(ROOT).as_posix() not in BEING_CHANGED
            for b in lazy_heavy_imports_without_a_reason(path)]
     assert not bad, "\n".join(bad)
     probe = tmp_path / "probe.py"

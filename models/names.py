@@ -126,7 +126,8 @@ def option_error(name: str, options: Sequence[str]) -> str | None:
 
 def set_key_error(overrides: Sequence[str], model: str, task: str) -> str | None:
     """Why a ``--set KEY=VALUE`` cannot apply to ``model`` and ``task`` (its key is none of theirs or the
-    trainer's), or None. Values are checked by the trainer's config (:func:`hypergvl.models.config.resolve_config`)."""
+    trainer's, or its value is not of the key's type, by :data:`KEY_TYPES`), or None. Ranges are checked by the
+    trainer's config (:func:`hypergvl.models.config.resolve_config`)."""
     sections = {"trainer": TRAINER_KEYS, "task": TASKS.get(task, ()), "model": MODELS.get(model, ())}
     types_ = {"trainer": KEY_TYPES["trainer"], "task": KEY_TYPES["task"].get(task, {}),
               "model": KEY_TYPES["model"].get(model, {})}

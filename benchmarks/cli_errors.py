@@ -41,7 +41,7 @@ class Case(NamedTuple):
     message: str     # what today's output must hold
     needs: str = ""  # "setup": the build, run and PRM made once; "": nothing
     env: dict = {}
-    torch: bool = False  # whether today's side may import torch (a --set value is checked by the trainer's config)
+    torch: bool = False  # whether today's side may import torch (a --set value's range: the trainer's config checks it)
 
 
 CASES = {
@@ -54,6 +54,8 @@ CASES = {
                                   "unknown dataset 'coraa'; did you mean cora"),
     "train --set lrr=0.1": Case([*TRAIN, "--model", "HGNN", "--dataset", "cora", "--set", "lrr=0.1"], 2,
                                 "unknown key 'lrr'; did you mean lr?"),
+    "train --set lr=abc (a type)": Case([*TRAIN, "--model", "HGNN", "--dataset", "cora", "--raw-root", "{raw}",
+                                         "--set", "lr=abc"], 2, "--set: lr: expected float, got 'abc'"),
     "train --set lr=-1 (a value)": Case([*TRAIN, "--model", "HGNN", "--dataset", "cora", "--raw-root", "{raw}",
                                          "--set", "lr=-1"], 2, "lr must be > 0", torch=True),
     "train: wrong --raw-root": Case([*TRAIN, "--model", "HGNN", "--dataset", "cora", "--raw-root", "{tmp}/nope"], 2,

@@ -85,16 +85,6 @@ if __name__ == "__main__":
 '''
 
 
-def default_requirement() -> str:
-    """The pip requirement of this package as installed (``hypergvl==VERSION``; no index serves it yet: the metric
-    Spaces ship a wheel instead, and ``hypergvl space worker --hf-job`` takes ``--requirement``)."""
-    try:
-        return f"hypergvl=={metadata.version('hypergvl')}"
-    except metadata.PackageNotFoundError:
-        raise UserError("hypergvl is not installed as a package here: give --requirement (a pip requirement line "
-                        "that installs it, e.g. git+https://github.com/ORG/hypergvl@COMMIT)") from None
-
-
 def _title(card: str) -> str:
     """The ``title:`` of a card's front matter."""
     for line in card.split("\n---\n")[0].splitlines():
@@ -124,23 +114,30 @@ def space_files(name: str, *, requirement: str | None = None, wheel: Path | None
     files = {f"{name}.py": script.read_bytes(), "README.md": card.encode(),
              "app.py": APP.format(name=name, title=_title(card).replace('"', "'")).encode()}
     if wheel is not None:
-        wheel = Path(wheel)
-        if not (wheel.is_file() and wheel.name.startswith("hypergvl-") and wheel.suffix == ".whl"):
-            raise UserError(f"--wheel {wheel}: not a hypergvl wheel file (hypergvl-VERSION-py3-none-any.whl)")
+        wheel = wheel_file(wheel)
         files[wheel.name] = wheel.read_bytes()
         requirement = f"./{wheel.name}"
     files["requirements.txt"] = f"{requirement}\nevaluate>={metadata.version('evaluate')}\n".encode()
     return files
 
 
-def _package_source(requirement: str | None, wheel: Path | None, tmp: Path) -> dict:
+def wheel_file(wheel: Path) -> Path:
+    """``wheel`` if it is a hypergvl wheel file, else UserError."""
+    wheel = Path(wheel)
+    if not (wheel.is_file() and wheel.name.startswith("hypergvl-") and wheel.suffix == ".whl"):
+        raise UserError(f"--wheel {wheel}: not a hypergvl wheel file (hypergvl-VERSION-py3-none-any.whl)")
+    return wheel
+
+
+def package_source(requirement: str | None, wheel: Path | None, tmp: Path) -> dict:
     """The keyword arguments of :func:`space_files` that put the package in the Space: the requirement or wheel
-    given, else a wheel built from this checkout into ``tmp``."""
+    given, else a wheel built from this checkout into ``tmp``. ``hypergvl space worker --hf-job`` ships the package
+    to its job the same way."""
     if requirement and wheel:
         raise UserError("give --requirement or --wheel, not both")
     if requirement:
         return {"requirement": requirement}
-    return {"wheel": Path(wheel) if wheel else build_wheel(tmp)}
+    return {"wheel": wheel_file(wheel) if wheel else build_wheel(tmp)}
 
 
 def push_metrics(org: str, names=METRIC_NAMES, *, requirement: str | None = None, wheel: Path | None = None,
@@ -159,7 +156,7 @@ def push_metrics(org: str, names=METRIC_NAMES, *, requirement: str | None = None
         api = HfApi()
     pushed = []
     with tempfile.TemporaryDirectory() as tmp:
-        source = _package_source(requirement, wheel, Path(tmp))
+        source = package_source(requirement, wheel, Path(tmp))
         what = source.get("requirement") or source["wheel"].name
         for name in names:
             repo_id = f"{org}/{name}"
@@ -191,7 +188,7 @@ def _push_metrics(args: argparse.Namespace) -> int:
     """Publish the metrics as Hub evaluate metric Spaces (evaluate.load("ORG/hypergvl_accuracy"))."""
     if args.out:
         with tempfile.TemporaryDirectory() as tmp:
-            source = _package_source(args.requirement, args.wheel, Path(tmp))
+            source = package_source(args.requirement, args.wheel, Path(tmp))
             for name in args.names:
                 (args.out / name).mkdir(parents=True, exist_ok=True)
                 for path, data in space_files(name, **source).items():

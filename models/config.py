@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal, Optional, Sequence, Union
+from typing import Any, Iterable, Literal, Optional, Sequence
 
 import yaml
 
@@ -25,12 +24,9 @@ from hypergvl.models import CONFIG_DIR
 from hypergvl.models.nn import MODELS
 from hypergvl.models.protocols import PROTOCOLS, protocol_settings
 from hypergvl.models.tasks import TASKS, get_task
+from hypergvl.models.values import ConfigError, coerce  # noqa: F401 (ConfigError: imported from here too)
 
 BASE_MODEL_ARGS = ("in_channels", "hidden_channels", "out_channels", "num_layers", "dropout")
-
-
-class ConfigError(ValueError):
-    """A configuration or usage error the user can fix (reported as one line and a non-zero exit)."""
 
 
 @dataclass(frozen=True)
@@ -104,59 +100,6 @@ def model_kwarg_types(cls: type) -> dict[str, Any]:
 def _dataclass_types(cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-
-
-def coerce(key: str, value: Any, ann: Any) -> Any:
-    """``value`` converted to annotation ``ann`` (strings from the command line parsed), or ``ConfigError``."""
-    if isinstance(value, str) and ann is not str:
-        try:
-            value = yaml.safe_load(value) if value.strip() else value
-        except yaml.YAMLError:
-            pass
-    origin = typing.get_origin(ann)
-    if ann is Any:
-        return value
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(ann)
-        if value is None and type(None) in args:
-            return None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return coerce(key, value, a)
-            except ConfigError:
-                pass
-        raise ConfigError(f"{key}: expected {_type_name(ann)}, got {value!r}")
-    if origin is Literal:
-        if value in typing.get_args(ann):
-            return value
-        raise ConfigError(f"{key}: expected one of {', '.join(map(str, typing.get_args(ann)))}, got {value!r}")
-    if ann is bool:
-        if isinstance(value, bool):
-            return value
-    elif ann is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif ann is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-    elif isinstance(ann, type) and isinstance(value, ann):
-        return value
-    elif not isinstance(ann, type):  # an annotation we do not interpret (e.g. a Callable)
-        return value
-    raise ConfigError(f"{key}: expected {_type_name(ann)}, got {value!r}")
-
-
-def _type_name(ann: Any) -> str:
-    return getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
 
 
 @dataclass

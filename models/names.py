@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import _names_table as table
+from .values import ConfigError, annotation, coerce, type_spec
 
 # imports inside functions: live_table reads the registries (torch, PyG and every registering module: 5-30 s), which
 # the CLI's checks, the one reason this module exists, must not cost
@@ -38,6 +39,9 @@ TASK_LEVELS: dict[str, str] = table.TASK_LEVELS  # the dataset level each HNN ta
 TRAINER_KEYS: tuple[str, ...] = table.TRAINER_KEYS
 PERTURBATIONS: tuple[str, ...] = table.PERTURBATIONS
 DATASETS: dict[str, dict] = table.DATASETS
+#: each key's type (hypergvl.models.values.type_spec): {"trainer": {key: spec}, "task": {task: {key: spec}},
+#: "model": {model: {key: spec}}}
+KEY_TYPES: dict[str, dict] = table.KEY_TYPES
 
 
 def unknown_name(kind: str, name: str, choices: Sequence[str]) -> str:
@@ -122,20 +126,32 @@ def option_error(name: str, options: Sequence[str]) -> str | None:
 
 def set_key_error(overrides: Sequence[str], model: str, task: str) -> str | None:
     """Why a ``--set KEY=VALUE`` cannot apply to ``model`` and ``task`` (its key is none of theirs or the
-    trainer's), or None. Values are checked by the trainer's config (:func:`hypergvl.models.config.resolve_config`)."""
+    trainer's, or its value is not of the key's type, by :data:`KEY_TYPES`), or None. Ranges are checked by the
+    trainer's config (:func:`hypergvl.models.config.resolve_config`)."""
     sections = {"trainer": TRAINER_KEYS, "task": TASKS.get(task, ()), "model": MODELS.get(model, ())}
+    types_ = {"trainer": KEY_TYPES["trainer"], "task": KEY_TYPES["task"].get(task, {}),
+              "model": KEY_TYPES["model"].get(model, {})}
     valid = sorted({k for keys in sections.values() for k in keys} | {"protocol"})
     for item in overrides:
         if "=" not in item:
             return f"--set expects KEY=VALUE, got {item!r}"
-        key = item.split("=", 1)[0].strip()
+        key, value = (s.strip() for s in item.split("=", 1))
         prefix, dot, bare = key.partition(".")
         if dot and prefix in sections:
             if bare not in sections[prefix]:
                 return f"--set: " + unknown_name(f"{prefix} key", bare, sorted(sections[prefix])) + \
                     f" (model {model}, task {task})"
+            places = [prefix]
         elif key not in valid:
             return "--set: " + unknown_name("key", key, valid) + f" (model {model}, task {task})"
+        else:  # a bare protocol= is placed by its value, an ambiguous key refused by the config: both left to it
+            places = [s for s in sections if key in sections[s]] if key != "protocol" else []
+            bare = key
+        if len(places) == 1:  # the value, by the same coerce as the trainer's config (its ranges are checked there)
+            try:
+                coerce(f"--set: {key}", value, annotation(types_[places[0]][bare]))
+            except ConfigError as e:
+                return f"{e} (model {model}, task {task})"
     return None
 
 
@@ -143,7 +159,7 @@ def live_table() -> dict:
     """The table as the live registries give it now (imports torch, PyG and every registering module)."""
     import dataclasses
 
-    from hypergvl.models.config import TrainerConfig, model_kwarg_types
+    from hypergvl.models.config import TrainerConfig, _dataclass_types, model_kwarg_types
     from hypergvl.models.datasets import DATASETS as LIVE_DATASETS
     from hypergvl.models.nn import MODELS as LIVE_MODELS
     from hypergvl.models.perturb import PERTURBATIONS as LIVE_PERTURBATIONS
@@ -155,6 +171,11 @@ def live_table() -> dict:
         "TASK_LEVELS": {name: "graph" if cls.graph_level else "node" for name, cls in LIVE_TASKS.items()},
         "TRAINER_KEYS": tuple(f.name for f in dataclasses.fields(TrainerConfig)),
         "PERTURBATIONS": tuple(LIVE_PERTURBATIONS),
+        "KEY_TYPES": {"trainer": {key: type_spec(ann) for key, ann in _dataclass_types(TrainerConfig).items()},
+                      "task": {name: {key: type_spec(ann) for key, ann in _dataclass_types(cls.Config).items()}
+                               for name, cls in LIVE_TASKS.items()},
+                      "model": {name: {key: type_spec(ann) for key, ann in model_kwarg_types(cls).items()}
+                                for name, cls in LIVE_MODELS.items()}},
         "DATASETS": {name: {"display_name": s.display_name, "level": s.level, "tasks": tuple(s.tasks),
                             "source": s.source.name, "local_dir": s.source.local_dir, "url": s.source.url,
                             "homepage": s.source.homepage, "files": tuple(s.files), "feature_file": s.feature_file,
@@ -166,7 +187,7 @@ def live_table() -> dict:
 def current_table() -> dict:
     """The table this module read (what the CLI checks against)."""
     return {key: getattr(table, key) for key in ("MODELS", "TASKS", "TASK_LEVELS", "TRAINER_KEYS",
-                                                 "PERTURBATIONS", "DATASETS")}
+                                                 "PERTURBATIONS", "KEY_TYPES", "DATASETS")}
 
 
 def write_table(path: Path = TABLE_FILE) -> Path:

@@ -24,8 +24,8 @@ from hypergvl.models import names
 
 
 def name_error(args: argparse.Namespace) -> str | None:
-    """Why the model, task, dataset, ``--set`` keys or raw data cannot be trained (one line), or None. Values of
-    ``--set`` and the config file are checked by the trainer's config."""
+    """Why the model, task, dataset, ``--set`` keys and value types or raw data cannot be trained (one line), or
+    None. Value ranges and the config file are checked by the trainer's config."""
     if args.model not in names.MODELS:
         return names.unknown_name("model", args.model, list(names.MODELS))
     if args.task not in names.TASKS:

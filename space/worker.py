@@ -28,21 +28,23 @@ Backends, by the request's model prefix:
 
     hypergvl space worker [--once] [--poll-s 10] [--ttl-s 600] [--worker-id NAME]
         [--base-url URL]   # the OpenAI-compatible endpoint that serves openai:<name> requests (closed models)
-    hypergvl space worker --hf-job FLAVOR [--image IMAGE] [--requirement REQ]
+    hypergvl space worker --hf-job FLAVOR [--image IMAGE] [--wheel FILE | --requirement REQ]
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import os
 import shlex
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from hypergvl.evaluators.harness import evaluate_model
-from hypergvl.evaluators.metric_spaces import default_requirement
+from hypergvl.evaluators.metric_spaces import package_source
 from hypergvl.evaluators.run_folder import LOG
 from hypergvl.vqa import TEXT_ONLY
 
@@ -158,19 +160,39 @@ JOB_SETTINGS = ("HYPERGVL_REQUESTS_REPO", "HYPERGVL_RESULTS_REPO", "HYPERGVL_PUB
 # ... and secrets as its secrets (never in its environment listing): the store's token, the hidden seed, an API key
 JOB_SECRETS = ("HF_TOKEN", "HYPERGVL_HIDDEN_SEED", "OPENAI_API_KEY")
 JOB_IMAGE = "python:3.12"
+JOB_WHEELS = "wheels"  # where --hf-job uploads the package's wheel in the requests repository (the store reads
+# only its requests/ and results/ folders)
+
+
+def ship_wheel(api, repo: str, wheel: Path) -> str:
+    """Upload ``wheel`` to the Space's requests repository ``repo`` (``wheels/<sha256 prefix>/<wheel name>``: a
+    rebuilt wheel of the same version does not replace the one a running job reads) and return the shell line that
+    installs it in a job (the job downloads it with its HF_TOKEN secret)."""
+    from .hub_store import REPO_TYPE  # huggingface_hub's client (0.3 s): a worker on the SQLite store skips it
+
+    fetch = ("import sys; from huggingface_hub import hf_hub_download; "
+             f"print(hf_hub_download(sys.argv[1], sys.argv[2], repo_type={REPO_TYPE!r}))")
+    data = Path(wheel).read_bytes()
+    path = f"{JOB_WHEELS}/{hashlib.sha256(data).hexdigest()[:16]}/{Path(wheel).name}"
+    api.upload_file(path_or_fileobj=data, path_in_repo=path, repo_id=repo, repo_type=REPO_TYPE,
+                    commit_message=f"the package a Hugging Face Job worker installs ({Path(wheel).name})")
+    return (f"pip install --quiet huggingface_hub && wheel=$(python -c {shlex.quote(fetch)} {shlex.quote(repo)} "
+            f"{shlex.quote(path)}) && pip install --quiet \"$wheel\"")
 
 
 def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | None = None,
-               base_url: str | None = None, api=None):
+               wheel: Path | None = None, base_url: str | None = None, api=None):
     """Run one worker pass (``--once``) as a Hugging Face Job on ``flavor`` hardware; returns the job's info.
 
-    The job installs ``requirement`` (default: this version of the package), rebuilds the Space's test sets from the
+    The job installs the package as the published metric Spaces do (no package index serves ``hypergvl``): by
+    default a wheel built from this checkout (or ``wheel``), uploaded to the Space's requests repository
+    (:func:`ship_wheel`) and downloaded there with the job's token; or the pip line ``requirement`` (a VCS line,
+    ``hypergvl @ git+https://github.com/ORG/hypergvl@COMMIT``). It rebuilds the Space's test sets from the
     same seeds (deterministic: the same names and digests) and claims a request from the Space's Hub store, so the
     Space must use one (``HYPERGVL_REQUESTS_REPO``/``HYPERGVL_RESULTS_REPO``): a job's local store would be lost with it.
     Its time limit is the request budget plus 30 minutes for the install and the build."""
     # lazy: huggingface_hub 0.23 s; only launching a job needs it
     from huggingface_hub import HfApi
-
 
     cfg = SpaceConfig.from_env(env)
     if not (env.get("HYPERGVL_REQUESTS_REPO") and env.get("HYPERGVL_RESULTS_REPO") and env.get("HF_TOKEN")):
@@ -179,10 +201,13 @@ def launch_job(env, *, flavor: str, image: str = JOB_IMAGE, requirement: str | N
     if cfg.hidden_seed is None:
         raise ValueError("--hf-job needs the hidden seed as $HYPERGVL_HIDDEN_SEED: a job rebuilds the hidden set "
                          "from it (a seed kept in the Space's data folder does not reach the job)")
-    requirement = requirement or default_requirement()
-    worker = ["hypergvl", "space", "worker", "--once"] + (["--base-url", base_url] if base_url else [])
-    command = ["bash", "-c", f"pip install --quiet {shlex.quote(requirement)} && " + shlex.join(worker)]
     api = api or HfApi(token=env["HF_TOKEN"])
+    with tempfile.TemporaryDirectory() as tmp:
+        source = package_source(requirement, wheel, Path(tmp))
+        install = (f"pip install --quiet {shlex.quote(source['requirement'])}" if "requirement" in source
+                   else ship_wheel(api, env["HYPERGVL_REQUESTS_REPO"], source["wheel"]))
+    worker = ["hypergvl", "space", "worker", "--once"] + (["--base-url", base_url] if base_url else [])
+    command = ["bash", "-c", f"{install} && " + shlex.join(worker)]
     return api.run_job(image=image, command=command, flavor=flavor,
                        env={k: env[k] for k in JOB_SETTINGS if env.get(k)},
                        secrets={k: env[k] for k in JOB_SECRETS if env.get(k)},
@@ -200,12 +225,15 @@ def main(argv=None) -> int:
     p.add_argument("--hf-job", metavar="FLAVOR", help="instead: run one worker pass as a Hugging Face Job on this "
                    "hardware (a10g-small, a100-large, ...) against the Space's Hub store")
     p.add_argument("--image", default=JOB_IMAGE, help=f"the job's container image (default {JOB_IMAGE})")
-    p.add_argument("--requirement", help="the pip requirement the job installs (default: this version)")
+    p.add_argument("--wheel", type=Path, help="the hypergvl wheel the job installs (default: one built from this "
+                                              "checkout, as `hypergvl push-metrics` does)")
+    p.add_argument("--requirement", help="instead of a wheel, the pip requirement line that installs this package in "
+                                         "the job (e.g. hypergvl @ git+https://github.com/ORG/hypergvl@COMMIT)")
     args = p.parse_args(argv)
 
     if args.hf_job:
         job = launch_job(os.environ, flavor=args.hf_job, image=args.image, requirement=args.requirement,
-                         base_url=args.base_url)
+                         wheel=args.wheel, base_url=args.base_url)
         print(f"started Hugging Face Job {getattr(job, 'id', job)} ({args.hf_job}): one worker pass")
         return 0
     env = dict(os.environ, **({"HYPERGVL_SPACE_DATA": str(args.data_dir)} if args.data_dir else {}))

@@ -129,6 +129,28 @@ def test_no_citation_of_a_design_document_outside_the_repository():
     assert hits == []
 
 
+# a command that writes a folder named hypergvl, which in a development checkout's root shadows the package (README)
+_SHADOWING_OUT = re.compile(r"--out[ =](\./)?hypergvl/?(?=[\s`'\"]|$)")
+SHIPPED_DOCS = sorted(p for p in ROOT.rglob("*.md") if not {".venv", "build", "node_modules", ".git"} & set(p.parts))
+
+
+def shadowing_commands(text: str) -> list[int]:
+    """The lines of ``text`` whose command writes its output to a folder named ``hypergvl``."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if _SHADOWING_OUT.search(line)]
+
+
+def test_no_shipped_doc_builds_into_a_folder_named_hypergvl():
+    """The README warns that a folder hypergvl/ in a checkout's root is taken for the package, so no doc's command
+    writes one (the docs use bench/); the check can fail: it finds the command the old tour held."""
+    assert shadowing_commands("hypergvl build --out hypergvl --per-task 1\n`hypergvl build --out hypergvl`\n"
+                              "hypergvl build --out bench\nhypergvl strip bench --out hypergvl-questions\n"
+                              "hypergvl build --out ./hypergvl/\n") == [1, 2, 5]
+    assert {ROOT / "docs" / "benchmark.md", ROOT / "evaluators" / "lm_eval" / "README.md"} <= set(SHIPPED_DOCS)
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p in SHIPPED_DOCS
+            for n in shadowing_commands(p.read_text(encoding="utf-8", errors="replace"))]
+    assert hits == []
+
+
 @pytest.mark.parametrize("doc, line, mode, code", ALL_BLOCKS,
                          ids=[f"{d.relative_to(ROOT)}:{n}" for d, n, _, _ in ALL_BLOCKS])
 def test_runnable_block(doc, line, mode, code, tmp_path):

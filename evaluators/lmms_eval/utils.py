@@ -10,7 +10,7 @@ decodes it. Responses are graded by :func:`hypergvl.tasks.score_response` and ag
 tasks", sec. 3.2, Table 3) and the share of unparsed answers, in percent.
 
 The data: ``$HYPERGVL_DATASET``, a build folder (``hypergvl build --out DIR``) or a Hub dataset id; ``hypergvl``
-when unset (the folder ``hypergvl build --out hypergvl`` writes, else that Hub id). The task YAMLs read
+when unset (the folder ``hypergvl build`` writes without ``--out``, else that Hub id). The task YAMLs read
 ``DATASET_PATH`` and ``DATASET_KWARGS`` (a local build is cached under its own sha256, as the harness
 caches it). Loaded as ``hypergvl.evaluators.lmms_eval.utils``, so it needs the ``hypergvl`` package installed.
 """

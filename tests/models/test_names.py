@@ -93,6 +93,12 @@ def test_datasets_list_and_help_import_no_torch():
     (["train", "--modle", "HGNN", "--task", "node", "--dataset", "cora"], "unknown flag --modle (did you mean --model?)"),
     (["study", "robustness", "--datasets", "coraa"], "unknown dataset 'coraa'; did you mean cora"),
     (["study", "robustness", "--models", "HGNN", "--datasets", "cora", "--set", "lrr=1"], "unknown key 'lrr'"),
+    (["train", "--model", "HGNN", "--task", "node", "--dataset", "cora", "--set", "lr=abc"],
+     "--set: lr: expected float, got 'abc' (model HGNN, task node)"),
+    (["train", "--model", "HGNN", "--task", "node", "--dataset", "cora", "--set", "model.symmetric=maybe"],
+     "--set: model.symmetric: expected bool, got 'maybe'"),
+    (["study", "robustness", "--models", "HGNN", "--datasets", "cora", "--set", "select=best"],
+     "--set: select: expected one of auto, last, best_val, best_val_first, got 'best'"),
     (["datasets", "build", "coraa"], "unknown dataset 'coraa'; did you mean cora"),
     (["datasets", "build", "walmart", "--option", "sigma=1"], "accepted options: feature_noise, feature_dim, seed"),
 ])
@@ -102,6 +108,40 @@ def test_every_name_refusal_exits_2_naming_the_nearest_names_without_torch(tmp_p
     assert rc == 2 and message in err, err
     assert heavy == [] and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_set_value_is_checked_before_torch_as_the_trainer_s_config_checks_it():
+    """The table's key types (hypergvl.models.values.type_spec) give every value the answer the config's own
+    annotations give, for every key of every model, task and the trainer; a good value passes the check before torch,
+    and a bad one gets the config's own refusal."""
+    from hypergvl.models.config import ConfigError, TrainerConfig, _dataclass_types, model_kwarg_types, resolve_config
+    from hypergvl.models.nn import MODELS
+    from hypergvl.models.tasks import TASKS
+    from hypergvl.models.values import annotation, coerce
+
+    live = [(_dataclass_types(TrainerConfig), names.KEY_TYPES["trainer"])]
+    live += [(_dataclass_types(cls.Config), names.KEY_TYPES["task"][name]) for name, cls in TASKS.items()]
+    live += [(model_kwarg_types(cls), names.KEY_TYPES["model"][name]) for name, cls in MODELS.items()]
+
+    def answer(value, ann):
+        try:
+            return "ok", coerce("k", value, ann)
+        except ConfigError as e:
+            return "refused", str(e)
+
+    checked = 0
+    for anns, specs in live:
+        assert set(anns) == set(specs)
+        for key, ann in anns.items():
+            for value in ("abc", "1", "2.5", "-1", "true", "null", "auto", "best_val", "sum", ""):
+                assert answer(value, annotation(specs[key])) == answer(value, ann), (key, ann, value)
+                checked += 1
+    assert checked > 1000
+    assert names.set_key_error(["lr=0.01", "symmetric=false", "trainer.select=last", "epochs=5"], "HGNN", "node") \
+        is None
+    with pytest.raises(ConfigError) as refused:
+        resolve_config("HGNN", "node", "cora", overrides=["lr=abc"])
+    assert names.set_key_error(["lr=abc"], "HGNN", "node") == f"{refused.value} (model HGNN, task node)"
 
 
 def test_raw_data_refusals_name_the_folder_and_the_fix(tmp_path, monkeypatch):

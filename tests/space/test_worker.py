@@ -210,11 +210,12 @@ def test_a_hugging_face_job_runs_one_worker_pass_with_the_secrets_as_secrets(mon
 
     env = {"HF_TOKEN": "hf_secret", "HYPERGVL_HIDDEN_SEED": "12345", "HYPERGVL_REQUESTS_REPO": "org/requests",
            "HYPERGVL_RESULTS_REPO": "org/results", "HYPERGVL_PER_TASK": "4", "HYPERGVL_REQUEST_BUDGET_S": "3600"}
-    job = launch_job(env, flavor="a10g-small", requirement="hypergvl==0.1.0", api=Api())
+    vcs = "hypergvl @ git+https://github.com/org/hypergvl@abc123"
+    job = launch_job(env, flavor="a10g-small", requirement=vcs, api=Api())
     assert job.id == "job-1"
     (call,) = calls
     assert call["flavor"] == "a10g-small" and call["timeout"] == 3600 + 1800
-    assert call["command"][-1] == "pip install --quiet hypergvl==0.1.0 && hypergvl space worker --once"
+    assert call["command"][-1] == f"pip install --quiet '{vcs}' && hypergvl space worker --once"
     assert call["secrets"] == {"HF_TOKEN": "hf_secret", "HYPERGVL_HIDDEN_SEED": "12345"}
     assert "hf_secret" not in str(call["env"]) and "12345" not in str(call["env"])
     assert call["env"]["HYPERGVL_REQUESTS_REPO"] == "org/requests" and call["env"]["HYPERGVL_PER_TASK"] == "4"
@@ -227,3 +228,66 @@ def test_a_hugging_face_job_runs_one_worker_pass_with_the_secrets_as_secrets(mon
     monkeypatch.setattr("os.environ", {})
     with pytest.raises(ValueError, match="Hub store"):
         main(["--hf-job", "a10g-small", "--requirement", "hypergvl"])
+
+
+def test_a_hugging_face_job_installs_the_wheel_it_ships_to_the_requests_repository(tmp_path):
+    """No package index serves hypergvl, so by default the job installs the package as the metric Spaces do, from a
+    wheel: ``--hf-job`` uploads it to the Space's requests repository, and the job's command, run here by bash with
+    exactly the job's environment and secrets (pip, the Hub download and the worker stubbed), downloads that very
+    file from that repository with the job's token, installs it, then runs one worker pass. A file that is not a
+    hypergvl wheel is refused before anything is uploaded."""
+    import inspect
+    import json
+
+    from huggingface_hub import HfApi
+
+    from hypergvl.cli import UserError
+    from hypergvl.space.worker import launch_job
+
+    wheel = tmp_path / "hypergvl-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"the wheel's bytes")
+    uploads, calls = {}, []
+
+    class Api:
+        def upload_file(self, **kwargs):
+            args = inspect.signature(HfApi.upload_file).bind(HfApi(), **kwargs).arguments
+            uploads[f"{args['repo_type']}:{args['repo_id']}:{args['path_in_repo']}"] = args["path_or_fileobj"].hex()
+
+        def run_job(self, **kwargs):
+            calls.append(inspect.signature(HfApi.run_job).bind(HfApi(), **kwargs).arguments)
+
+    env = {"HF_TOKEN": "hf_secret", "HYPERGVL_HIDDEN_SEED": "12345", "HYPERGVL_REQUESTS_REPO": "org/requests",
+           "HYPERGVL_RESULTS_REPO": "org/results"}
+    with pytest.raises(UserError, match="not a hypergvl wheel"):
+        launch_job(env, flavor="cpu-basic", wheel=tmp_path / "other.whl", api=Api())
+    assert uploads == {} and calls == []
+    launch_job(env, flavor="cpu-basic", wheel=wheel, api=Api())
+    (call,) = calls
+    (where,) = uploads
+    assert where.startswith("dataset:org/requests:wheels/") and where.endswith("/" + wheel.name)
+    assert call["command"][:2] == ["bash", "-c"] and "hypergvl==" not in call["command"][2]
+
+    bin_, stub, log = tmp_path / "bin", tmp_path / "stub" / "huggingface_hub", tmp_path / "log"
+    bin_.mkdir()
+    stub.mkdir(parents=True)
+    (tmp_path / "hub.json").write_text(json.dumps(uploads))
+    for tool in ("pip", "hypergvl"):
+        (bin_ / tool).write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\n')
+        (bin_ / tool).chmod(0o755)
+    (bin_ / "python").symlink_to(sys.executable)
+    (stub / "__init__.py").write_text(
+        "import json, os, pathlib\n"
+        "def hf_hub_download(repo_id, filename, repo_type=None):\n"
+        "    assert os.environ['HF_TOKEN'] == 'hf_secret'\n"
+        f"    data = json.loads(pathlib.Path({str(tmp_path / 'hub.json')!r}).read_text())\n"
+        "    local = pathlib.Path(os.environ['TMPDIR'], 'cache', filename)\n"
+        "    local.parent.mkdir(parents=True, exist_ok=True)\n"
+        "    local.write_bytes(bytes.fromhex(data[f'{repo_type}:{repo_id}:{filename}']))\n"
+        "    return str(local)\n")
+    job_env = {**call["env"], **call["secrets"], "PATH": f"{bin_}:/usr/bin:/bin", "TMPDIR": str(tmp_path),
+               "PYTHONPATH": str(stub.parent)}
+    subprocess.run(call["command"], env=job_env, check=True, cwd=tmp_path)
+    first, second, worker = log.read_text().splitlines()
+    assert first == "pip install --quiet huggingface_hub" and worker == "hypergvl space worker --once"
+    installed = Path(second.removeprefix("pip install --quiet "))
+    assert installed.name == wheel.name and installed.read_bytes() == wheel.read_bytes()

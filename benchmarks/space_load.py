@@ -257,6 +257,7 @@ def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float
             graded["error"] = f"{type(exc).__name__}: {exc}"[:200]
 
     sampler = gevent.spawn(sample)
+    load_before = os.getloadavg()
     submitters = max(1, visitors // 10)
     runner.start(visitors + submitters, spawn_rate=max(1.0, (visitors + submitters) / 5))
     grader = gevent.spawn(grade_worst) if worst else None
@@ -265,6 +266,7 @@ def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float
     if grader:
         grader.join(timeout=600)
     sampler.kill()
+    load_after = os.getloadavg()
     stats = env.stats
     rows = []
     for (name, _), e in sorted(stats.entries.items()):
@@ -278,18 +280,36 @@ def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float
                       "p50": t.get_response_time_percentile(0.5) / 1e3, "p95": t.get_response_time_percentile(0.95) / 1e3,
                       "p99": t.get_response_time_percentile(0.99) / 1e3},
             "memory_mib": {"idle": idle / 2 ** 20, "peak_while_grading": peak[0] / 2 ** 20},
-            "worst_case": graded, "error_samples": errors}
+            "worst_case": graded, "error_samples": errors,
+            # the machine's 1/5/15-minute load averages as the level started and ended (other jobs share the cores)
+            "load_average": {"before": list(load_before), "after": list(load_after)}}
 
 
-def report(results: list[dict], command: str) -> str:
+def commit() -> str:
+    """The checkout's commit, with ``+dirty`` when tracked files differ from it (the figures are then not its)."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                               text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (no git checkout)"
+    return sha + ("+dirty" if dirty else "")
+
+
+def report(results: list[dict], command: str, sha: str) -> str:
     out = ["# The Space under load (benchmarks/space_load.py)", "", f"Command: `{command}`", "",
+           f"Commit: {sha}; visitors per level: {', '.join(str(r['visitors']) for r in results)}; "
+           f"{os.cpu_count()} CPUs.", "",
            "The Space, its worker and Locust ran on one shared 2-core machine (other jobs running): the load "
            f"generator takes cores the Space would have. Goal: {GOAL}.", ""]
-    out += ["| visitors | events | error rate | p50 s | p95 s | p99 s | server MiB idle | peak while the worst case "
-            "is graded | worst case graded in |", "|---|---|---|---|---|---|---|---|---|"]
+    out += ["| visitors | load average (1 min) at start / end | events | error rate | p50 s | p95 s | p99 s | "
+            "server MiB idle | peak while the worst case is graded | worst case graded in |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         t, m, w = r["total"], r["memory_mib"], r["worst_case"]
-        out.append(f"| {r['visitors']} | {t['n']} | {t['error_rate']:.1%} | {t['p50']:.2f} | {t['p95']:.2f} | "
+        la = r["load_average"]
+        out.append(f"| {r['visitors']} | {la['before'][0]:.1f} / {la['after'][0]:.1f} | {t['n']} | {t['error_rate']:.1%} | {t['p50']:.2f} | {t['p95']:.2f} | "
                    f"{t['p99']:.2f} | {m['idle']:.0f} | {m['peak_while_grading']:.0f} | "
                    f"{w.get('seconds', 0):.0f} s{' ' + w['error'] if 'error' in w else ''} |")
     for r in results:
@@ -357,13 +377,17 @@ def main(argv=None) -> int:
             t = r["total"]
             print(f"{n:4d} visitors: {t['n']} events, errors {t['error_rate']:.1%}, p50 {t['p50']:.2f} s, "
                   f"p95 {t['p95']:.2f} s, p99 {t['p99']:.2f} s; server {r['memory_mib']['idle']:.0f} MiB idle, "
-                  f"{r['memory_mib']['peak_while_grading']:.0f} MiB peak; worst case {r['worst_case']}", flush=True)
+                  f"{r['memory_mib']['peak_while_grading']:.0f} MiB peak; worst case {r['worst_case']}; load average "
+                  f"{r['load_average']['before'][0]:.1f} -> {r['load_average']['after'][0]:.1f}", flush=True)
             results.append(r)
         command = "python benchmarks/space_load.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        text = report(results, command)
+        sha = commit()
+        text = report(results, command, sha)
         if args.out:
             args.out.write_text(text)
-            args.out.with_suffix(".json").write_text(json.dumps(results, indent=1))
+            args.out.with_suffix(".json").write_text(json.dumps({"commit": sha, "command": command,
+                                                                 "visitors": args.visitors, "levels": results},
+                                                                indent=1))
         else:
             print(text)
         return 0

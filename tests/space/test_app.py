@@ -138,15 +138,13 @@ def _start(data: Path, port: int) -> subprocess.Popen:
                GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False")
     proc = subprocess.Popen([sys.executable, str(ROOT / "space" / "app.py")], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 180
-    while time.time() < deadline:
+    while True:  # no time bound (a busy machine starts it slowly): an app that exits instead fails here
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/info", timeout=2)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/info", timeout=30)
             return proc
         except OSError:
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.3)
-    raise AssertionError("the app did not start")
 
 
 def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tmp_path):
@@ -171,9 +169,8 @@ def test_sigkill_during_submission_leaves_the_store_consistent(space_service, tm
                     out[f"org/k{k}"] = f"{type(exc).__name__}: {exc}"
         return out
 
-    deadline = time.time() + 300
-    while len(finished()) < 3:
-        assert time.time() < deadline
+    while len(finished()) < 3:  # no time bound: a server that dies or fails the jobs ends this loop and fails below
+        assert proc.poll() is None, "the server exited before any submission was answered"
         time.sleep(0.01)
     done = finished()
     assert all(m.startswith("Accepted") for m in done.values()), done  # a fresh server accepts its first uploads

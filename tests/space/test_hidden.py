@@ -513,7 +513,7 @@ def test_a_fresh_page_shows_the_entries_stored_after_start(space_service, tmp_pa
             page = browser.new_page()
             page.goto(url)
             for e in stored:
-                expect(page.locator("#lb")).to_contain_text(f"late/{e.model}", timeout=30000)
+                expect(page.locator("#lb")).to_contain_text(f"late/{e.model}", timeout=600_000)  # a hang guard, not a bound
             browser.close()
     finally:
         demo.close()

@@ -42,6 +42,7 @@ from hypergvl.tasks import task_codes  # noqa: E402
 from hypergvl.text import TEXT_REPS  # noqa: E402
 
 from .config import SpaceConfig  # noqa: E402
+from . import isolation  # noqa: E402
 from .rescore import rescore  # noqa: E402
 from .seed import seed  # noqa: E402
 from .service import Service, current_sets, make_service  # noqa: E402
@@ -80,6 +81,10 @@ def launch(service: Service, *, port: int | None = None, oauth: bool = False, pr
 
     from starlette.middleware import Middleware
 
+    # Gradio summarises its per-event records (up to 10,000, in a pandas frame) after every event for a monitoring
+    # page this app does not open: a profile under 50 visitors found 4% of the server's time there
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(10 ** 9))
+    isolation.HOST.warm()  # the process uploads are graded from (hypergvl.space.isolation): started now, not at the first upload
     app = build_app(service, oauth=oauth).queue(default_concurrency_limit=8, max_size=256)
     cfg = service.config
     data = cfg.data_dir

@@ -193,7 +193,7 @@ class Service:
             scored, sha, submitted = run_bounded(
                 grade_upload, (str(path), limits, self.sets.index(testset.name), sub.track, testset.served_sha256,
                                self.remedy(testset)),
-                seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes)
+                seconds=limits.max_grading_s, memory_bytes=limits.max_grading_bytes, start="host")
         self.keep_raw(path, sha)
         entry = Entry(model=sub.model, revision=sub.revision, testset=testset.name, track=sub.full_track,
                       model_type=sub.model_type, num_parameters=sub.num_parameters, link=sub.link,

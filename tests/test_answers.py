@@ -94,11 +94,11 @@ HOSTILE = [
 @pytest.mark.parametrize("code", ["VC", "Ne", "OSP", "ISM", "3-CL", "SHC", "HHM"])
 def test_hostile_strings_bounded_time(code):
     row = generate_problem(code, 0, "large")
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on the machine do not move it (issue 62)
     for s in HOSTILE:
         v = score_response(row["reference"], s)
         assert isinstance(v.correct, bool)
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10  # a super-linear parser takes minutes on these
 
 
 def test_random_unicode_never_raises():

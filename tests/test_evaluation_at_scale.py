@@ -110,22 +110,38 @@ def _worker(proc: subprocess.Popen, rank: int):
 
 
 def test_rank_killed_midway_then_resumed_with_another_world_size(small_build, tmp_path):
-    """Two ranks answer through a slow loopback server; rank 1 is killed with SIGKILL midway (the launcher then
-    stops rank 0); a rerun with three ranks finishes, and the result equals a single-process run."""
-    with serve(delay=lambda prompt: 0.2) as chat:
+    """Two ranks answer through a loopback server that holds every answer after the 12th until rank 1 is killed
+    with SIGKILL (midway by construction, however slow the machine: the run cannot finish before the kill); the
+    launcher then stops rank 0; a rerun with three ranks finishes, and the result equals a single-process run."""
+    held, answered, count = threading.Event(), [], threading.Lock()
+
+    def delay(prompt):
+        with count:
+            answered.append(prompt)
+            n = len(answered)
+        if n > 12:
+            held.wait()  # released once rank 1 is killed
+        return 0.01
+
+    def logged(folder: Path) -> int:
+        return sum(len(p.read_bytes().splitlines()) for p in folder.glob("samples.rank*.jsonl"))
+
+    with serve(delay=delay) as chat:
         sel = ["--dataset", str(small_build), "--model", "openai:m", "--base-url", chat.base_url, "--tasks", "VC", "HEC",
                "--visual-reps", "bi_inc", "--concurrency", "2"]
         out = tmp_path / "killed"
         proc = _launch(2, [*sel, "--out", str(out)], tmp_path)
-        deadline = time.monotonic() + 120
-        while chat.served < 12 and time.monotonic() < deadline:  # 4 requests in flight, 20 answers/s: ~0.6 s in
-            assert proc.poll() is None, proc.stdout.read()[-3000:]
-            time.sleep(0.01)
-        victim = _worker(proc, 1)
-        assert victim is not None
-        victim.send_signal(signal.SIGKILL)
         try:
-            proc.wait(timeout=60)
+            # no time bound (issue 62: a busy machine must not fail the suite): the launch either writes its
+            # answers or exits, and an exit fails here
+            while logged(out) < 10 or _worker(proc, 1) is None:
+                assert proc.poll() is None, proc.stdout.read()[-3000:]
+                time.sleep(0.05)
+            _worker(proc, 1).send_signal(signal.SIGKILL)
+        finally:
+            held.set()
+        try:
+            proc.wait(timeout=600)  # a hang guard, not a bound: the launcher stops rank 0 once rank 1 is gone
         finally:
             _kill_tree(proc)  # whatever the launcher left
         assert proc.returncode != 0 and not (out / "results.json").exists()

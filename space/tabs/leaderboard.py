@@ -106,6 +106,26 @@ def styled(frame: pd.DataFrame):
     return style
 
 
+def leaderboard_view(service: Service, table: gr.Dataframe, testset: str, types, track: str, source, scale,
+                     text_rep, visual_rep, columns) -> tuple[dict, list[str]]:
+    """(the table as the page's Dataframe takes it, column datatypes) for the filters, computed once per store
+    version and filters (their order and repeats do not matter); a :class:`SubmissionError` for an unknown value,
+    as :func:`leaderboard_frame`.
+
+    The table is the styled frame already converted by ``table`` (the page's Dataframe) (``headers``, ``data`` and the ``metadata`` of each cell's style
+    and shown value), which Gradio passes on as it is: converting a Styler costs 25 ms for six rows, growing with the
+    rows, and Gradio would do it on every reply (twice for a component returned with a value)."""
+    key = ("lb-table", testset, tuple(sorted(set(types or ()))), track, source, scale, text_rep, visual_rep,
+           None if columns is None else tuple(sorted(set(columns))))
+
+    def compute(entries):
+        frame = leaderboard_frame(service, testset, model_types=types, track=track, source=source, scale=scale,
+                                  text_rep=text_rep, visual_rep=visual_rep, columns=columns)
+        return table.postprocess(styled(frame)).model_dump(), _datatypes(frame)
+
+    return service.view(key, compute)
+
+
 def _datatypes(frame: pd.DataFrame) -> list[str]:
     numbers = score_columns()
     return ["number" if c in numbers or c == "Params (B)" else "str" for c in frame.columns]
@@ -117,11 +137,11 @@ def build(page: Page) -> OnLoad:
 
     def lb(testset, types, track, source, scale, text_rep, visual_rep, columns):
         try:
-            frame = leaderboard_frame(service, testset, model_types=types, track=track, source=source, scale=scale,
-                                      text_rep=text_rep, visual_rep=visual_rep, columns=columns)
+            table, datatypes = leaderboard_view(service, lb_table, testset, types, track, source, scale, text_rep,
+                                                visual_rep, columns)
         except SubmissionError as exc:
             raise gr.Error(str(exc), print_exception=False) from None
-        return gr.Dataframe(value=styled(frame), datatype=_datatypes(frame))
+        return gr.update(value=table, datatype=datatypes)
 
     with gr.Row():
         lb_set = gr.Radio(page.set_choices() + [(ALL_PUBLIC, ALL_PUBLIC)], value=public, label="Test set",

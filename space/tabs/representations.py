@@ -80,15 +80,19 @@ def build(page: Page) -> OnLoad:
     def reps(testset, entry_id):
         if service.sets.get(testset).kind != PUBLIC:
             return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
-        entry = next((e for e in service.entries() if e.id == entry_id), None)
-        if entry is None or entry.testset != testset:
-            choices = entry_choices(testset)
-            entry = next((e for e in service.entries() if choices and e.id == choices[0][1]), None)
-            if entry is None:
-                return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
-        heat, fig3, fig4 = representation_figures(service, entry, testset)
-        return (gr.Dropdown(choices=entry_choices(testset), value=entry.id), representation_frame(entry), heat, fig3,
-                fig4)
+
+        def compute(entries):  # once per store version, set and model: a page load costs a lookup
+            entry = next((e for e in entries if e.id == entry_id), None)
+            if entry is None or entry.testset != testset:
+                choices = entry_choices(testset)
+                entry = next((e for e in entries if choices and e.id == choices[0][1]), None)
+                if entry is None:
+                    return gr.Dropdown(choices=[], value=None), pd.DataFrame(), None, None, None
+            heat, fig3, fig4 = representation_figures(service, entry, testset)
+            return (gr.Dropdown(choices=entry_choices(testset), value=entry.id), representation_frame(entry), heat,
+                    fig3, fig4)
+
+        return service.view(("reps-tab", testset, entry_id), compute)
 
     rep_set = gr.Radio(page.set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rep-set")
     rep_model = gr.Dropdown(entry_choices(public), label="Model", elem_id="rep-model")

@@ -60,8 +60,9 @@ def build(page: Page) -> OnLoad:
     def routed(testset):
         if service.sets.get(testset).kind != PUBLIC:
             return pd.DataFrame(), None
-        frame = router_frame(service, testset)
-        return frame, router_figure(service, testset, None)
+        # once per store version and set: a page load costs a lookup
+        return service.view(("router-tab", testset),
+                            lambda entries: (router_frame(service, testset), router_figure(service, testset, None)))
 
     rt_set = gr.Radio(page.set_choices((PUBLIC,)), value=public, label="Test set", elem_id="rt-set")
     rt_table = gr.Dataframe(interactive=False, elem_id="rt-table", label="Routed results: one pair per problem")

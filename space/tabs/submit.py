@@ -125,9 +125,11 @@ def build(page: Page) -> None:
         "**Hidden set: request an evaluation** (below). Its scores come only from runs this server makes, "
         "and its questions are never served.")
     gr.Markdown("#### 1. Get the public set")
-    with gr.Row():  # a download, drawn as such: a small secondary button, not a full-width heading
+    # a download, drawn as such: a small secondary button, not a full-width heading; its file is zipped and handed to
+    # Gradio once, at start (as a function of the page load, Gradio read and hashed its 9 MB on every visit)
+    with gr.Row():
         gr.DownloadButton("⬇ Download: Public set (with answers)", size="sm", variant="secondary",
-                          value=lambda: download_zip(service, public), elem_id="dl-public", scale=0,
+                          value=download_zip(service, public), elem_id="dl-public", scale=0,
                           min_width=320)
     with gr.Row():
         with gr.Column():

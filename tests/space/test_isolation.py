@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import grading_stand_ins as stand_ins
 from conftest import free_port, fresh, seeded_run, vision_samples
-from hypergvl.space.isolation import run_bounded
+from hypergvl.space.isolation import GradingHost, run_bounded
 from hypergvl.space.scoring import Limits, SubmissionError, read_upload
 
 
@@ -55,6 +56,14 @@ def test_work_that_imports_is_spawned_because_a_forked_child_waits_on_an_import_
             run_bounded(pkgutil.resolve_name, ("slow_to_import:__name__",), seconds=3, memory_bytes=None)
         assert run_bounded(pkgutil.resolve_name, ("slow_to_import:__name__",), seconds=60, memory_bytes=None,
                            start="spawn") == "slow_to_import"  # the child has the parent's sys.path
+        # the server's gradings: forked from the single-threaded grading host, which holds no other thread's lock
+        host = GradingHost()
+        try:
+            assert host.run(pkgutil.resolve_name, ("slow_to_import:__name__",), seconds=60, memory_bytes=None,
+                            what="grading") == "slow_to_import"
+            assert holder.is_alive()  # while the import was still in flight here
+        finally:
+            host.close()
     finally:
         release.touch()
         holder.join(10)
@@ -99,17 +108,63 @@ def test_an_upload_over_the_grading_time_is_refused_and_nothing_is_stored(space_
     assert svc.store.entries() == []
 
 
-_GATE: Path | None = None  # set by the test below; a forked grading child inherits it
+def test_concurrent_submissions_are_graded_one_after_another_in_children_of_the_grading_host(
+        space_service, tmp_path, monkeypatch):
+    """Two uploads submitted at once from two threads of the server: each is graded in its own child of the grading
+    host (a single-threaded process, not the threaded server), one after the other, and both are stored with the
+    accuracy an independent scoring gives; none is lost."""
+    import threading
 
+    import psutil
 
-def _gated_grade(*args):
-    """The real grading, after writing this process's id and waiting for the test to open the gate."""
-    from hypergvl.space.scoring import grade_upload
+    import hypergvl.space.isolation as isolation
+    import hypergvl.space.service as service_module
+    from hypergvl.space.service import Submission
+    from hypergvl.tasks import score_response
 
-    (_GATE / "pid").write_text(str(os.getpid()))
-    while not (_GATE / "open").exists():
-        time.sleep(0.02)
-    return grade_upload(*args)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    monkeypatch.setenv("HYPERGVL_TEST_GATE", str(gate))
+    host = GradingHost()
+    monkeypatch.setattr(isolation, "HOST", host)
+    monkeypatch.setattr(service_module, "grade_upload", stand_ins.logged_grade)
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    index = svc.sets.index(public)
+    records = [json.loads(x) for x in (seeded_run(svc) / "samples.jsonl").read_text().splitlines()]
+    want = {}
+    for k in (1, 2):
+        for i, r in enumerate(records):
+            r.pop("correct", None)
+            r["response"] = f"Ans: wrong {i}" if i < 20 * k else r["response"]
+        (tmp_path / f"up{k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        right = sum(score_response(index.meta[r["meta_id"]][3], r["response"]).correct for r in records)
+        want[f"org/m{k}"] = 100.0 * right / len(records)
+    done, errors = [], []
+
+    def submit(k):
+        try:
+            done.append(svc.submit_upload(tmp_path / f"up{k}.jsonl", Submission(model=f"org/m{k}", testset=public),
+                                          f"ip:10.8.0.{k}"))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=submit, args=(k,)) for k in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [] and len(done) == 2
+        assert {e.model: e.scores["accuracy"] for e in svc.store.entries()} == pytest.approx(want)
+        lines = [line.split() for line in (gate / "log").read_text().splitlines()]
+        assert [w[0] for w in lines] == ["start", "end", "start", "end"], lines  # one after the other
+        assert lines[0][1] == lines[1][1] != lines[2][1] == lines[3][1]  # each in its own child
+        assert {w[2] for w in lines} == {str(host.pid)}  # ... of the grading host
+        process = psutil.Process(host.pid)
+        assert process.ppid() == os.getpid() and process.num_threads() == 1
+    finally:
+        host.close()
 
 
 def test_pages_are_served_while_an_upload_is_graded_in_a_child_within_its_budgets(space_service, tmp_path,
@@ -124,12 +179,15 @@ def test_pages_are_served_while_an_upload_is_graded_in_a_child_within_its_budget
     import hypergvl.space.service as service_module
     from hypergvl.space.app import launch
 
-    global _GATE
-    _GATE = tmp_path / "gate"
-    _GATE.mkdir()
+    import hypergvl.space.isolation as isolation
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    monkeypatch.setenv("HYPERGVL_TEST_GATE", str(gate))
+    monkeypatch.setattr(isolation, "HOST", GradingHost())  # started with the gate in its environment
     budgets = []
     real = service_module.run_bounded
-    monkeypatch.setattr(service_module, "grade_upload", _gated_grade)
+    monkeypatch.setattr(service_module, "grade_upload", stand_ins.gated_grade)
     monkeypatch.setattr(service_module, "run_bounded", lambda *a, **k: budgets.append(k) or real(*a, **k))
     svc = fresh(space_service, tmp_path)
     upload = _worst_case_upload(svc, tmp_path / "worst.jsonl")
@@ -139,13 +197,14 @@ def test_pages_are_served_while_an_upload_is_graded_in_a_child_within_its_budget
         public = svc.sets.current("public").name
         job = client.submit(handle_file(str(upload)), "org/worst", "", "main", "open", 7, "vision", "", public,
                             api_name="/submit")
-        while not (_GATE / "pid").exists():  # the grading has started (a hang, not a time, would fail this)
+        while not (gate / "pid").exists():  # the grading has started (a hang, not a time, would fail this)
             assert not job.done(), job.result()
             time.sleep(0.05)
-        child = psutil.Process(int((_GATE / "pid").read_text()))
-        assert child.pid != os.getpid() and child.ppid() == os.getpid()  # in a child of the server's process
+        child = psutil.Process(int((gate / "pid").read_text()))
+        host = psutil.Process(isolation.HOST.pid)  # in a child of the grading host, the server's own child
+        assert child.pid != os.getpid() and child.ppid() == host.pid and host.ppid() == os.getpid()
         assert budgets == [{"seconds": svc.config.limits.max_grading_s,
-                            "memory_bytes": svc.config.limits.max_grading_bytes}]
+                            "memory_bytes": svc.config.limits.max_grading_bytes, "start": "host"}]
         for _ in range(5):  # held in the child, the grading keeps nothing else waiting
             with urllib.request.urlopen(url, timeout=300) as page:
                 assert page.status == 200 and b"HyperGVL" in page.read()
@@ -154,12 +213,13 @@ def test_pages_are_served_while_an_upload_is_graded_in_a_child_within_its_budget
             assert table["value"]["headers"] == ["Model", "Avg.U"]
             client.predict(api_name="/queue")
         assert not job.done() and child.is_running()
-        (_GATE / "open").touch()
+        (gate / "open").touch()
         assert job.result().startswith("Accepted"), job.result()
         assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
     finally:
-        (_GATE / "open").touch()
+        (gate / "open").touch()
         demo.close()
+        isolation.HOST.close()
 
 
 def _worst_case_upload(service, path, chars=19_000):
@@ -258,3 +318,19 @@ def _crash():
 def test_a_grading_process_that_dies_is_a_refusal_naming_its_exit():
     with pytest.raises(SubmissionError, match="without a result .*code 3"):
         run_bounded(_crash, (), seconds=30, memory_bytes=None)
+
+
+def test_a_grading_host_that_dies_refuses_its_job_and_the_next_job_gets_a_new_host():
+    host = GradingHost()
+    try:
+        assert host.run(stand_ins.pid, (), seconds=30, memory_bytes=None, what="grading") != host.pid
+        first = host.pid
+        with pytest.raises(SubmissionError, match="grading stopped without a result .*host ended with code -9"):
+            host.run(stand_ins.kill_parent, (), seconds=30, memory_bytes=None, what="grading")
+        assert host.pid is None  # gone, and the server was not left waiting on it
+        with pytest.raises(SubmissionError, match="line 7: the next job"):
+            host.run(stand_ins.refuse, ("line 7: the next job",), seconds=30, memory_bytes=None, what="grading")
+        assert host.pid not in (None, first)  # answered by a new host
+    finally:
+        host.close()
+

@@ -543,16 +543,20 @@ def load_toy(reader, *, features, name):
 '''
 
 
+def write_toy_communities(tmp_path, n: int = 40) -> None:
+    """The toy dataset's raw file: two communities of ``n // 2`` nodes, each hyperedge three neighbours in a ring."""
+    raw = tmp_path / "raw" / "Toy"
+    raw.mkdir(parents=True)
+    lines = [f"{i} {(i + 1) % (n // 2)} {(i + 2) % (n // 2)}" for i in range(n // 2)]
+    lines += [f"{n // 2 + i} {n // 2 + (i + 1) % (n // 2)} {n // 2 + (i + 2) % (n // 2)}" for i in range(n // 2)]
+    (raw / "communities.txt").write_text("\n".join(lines) + "\n")
+
+
 def test_an_hnn_trains_one_epoch_under_a_perturbation_and_on_a_registered_dataset(tmp_path):
     """Three HNN seams in one fresh process: a model (``@register_model`` in a module of one's own) trains one
     epoch through the trainer, on a dataset registered with ``@register_dataset`` (read from a raw root), under a
     perturbation registered with ``@register_perturbation`` through the robustness study's hook."""
-    raw = tmp_path / "raw" / "Toy"
-    raw.mkdir(parents=True)
-    n = 40
-    lines = [f"{i} {(i + 1) % (n // 2)} {(i + 2) % (n // 2)}" for i in range(n // 2)]
-    lines += [f"{n // 2 + i} {n // 2 + (i + 1) % (n // 2)} {n // 2 + (i + 2) % (n // 2)}" for i in range(n // 2)]
-    (raw / "communities.txt").write_text("\n".join(lines) + "\n")
+    write_toy_communities(tmp_path)
     run_toy(tmp_path, {"toy_hnn": HNN, "toy_perturbation": PERTURBATION, "toy_dataset": DATASET}, '''
     from pathlib import Path
 
@@ -639,12 +643,7 @@ def test_an_hnn_task_trains_one_epoch_with_its_own_settings_metric_and_selection
     registered outside the package (docs/extending.md); the task's settings come from a config file section under
     its name and ``--set``-style overrides, and the run's summary (read by the one reader) reports the task's own
     metric, its selection rule and its split sizes."""
-    raw = tmp_path / "raw" / "Toy"
-    raw.mkdir(parents=True)
-    n = 40
-    lines = [f"{i} {(i + 1) % (n // 2)} {(i + 2) % (n // 2)}" for i in range(n // 2)]
-    lines += [f"{n // 2 + i} {n // 2 + (i + 1) % (n // 2)} {n // 2 + (i + 2) % (n // 2)}" for i in range(n // 2)]
-    (raw / "communities.txt").write_text("\n".join(lines) + "\n")
+    write_toy_communities(tmp_path)
     (tmp_path / "toy.yaml").write_text("node_balanced:\n  default: {train_frac: 0.5, hidden: 8}\n"
                                        "  toy-communities: {val_frac: 0.25}\n")
     run_toy(tmp_path, {"toy_hnn_task": HNN_TASK, "toy_dataset": DATASET}, """

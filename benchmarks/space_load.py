@@ -243,6 +243,8 @@ def start_space(data: Path, port: int, per_task: int, log) -> subprocess.Popen:
                # the benchmark's submitters are one address: its quotas would refuse them after a few
                HYPERGVL_RATE_LIMIT="100000", HYPERGVL_REJECT_LIMIT="100000", HYPERGVL_UPLOAD_FILES="100000",
                HYPERGVL_UPLOAD_BYTES=str(2 ** 40), HYPERGVL_ANONYMOUS_REQUESTS="100000",
+               # a deployed Space's default (SpaceConfig.view_refresh_s): views lag a submission by up to 5 s
+               HYPERGVL_VIEW_REFRESH_S=os.environ.get("HYPERGVL_VIEW_REFRESH_S", "5"),
                HYPERGVL_SPACE_STUDIES=os.environ.get("HYPERGVL_SPACE_STUDIES", str(ROOT / "space" / "seed_studies")))
     return subprocess.Popen([sys.executable, "-m", "hypergvl.space.app", "--port", str(port), "--data-dir", str(data)],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -138,9 +138,10 @@ class Service:
         self.store = store or SQLiteStore(config.data_dir / "leaderboard.sqlite")
         self.sets = sets or TestSets(config.data_dir, public_seed=config.public_seed, per_task=config.per_task,
                                      hidden_seed=config.hidden_seed)
-        self._cache: dict = {}
+        self._cache: dict = {}  # the store's entries of its current version
         self._cache_lock = threading.Lock()
         self._computing: dict = {}  # (views, key) -> the lock of the one computing it
+        self._views: tuple = (None, None, {})  # (when, entries, views): the entry list the views are computed from
         self.counters = Counters(config.data_dir / "private" / "counters.sqlite", config.rate_window_s)
         self._grading = threading.Lock()  # one grading child at a time, whatever the app's concurrency
 
@@ -333,14 +334,22 @@ class Service:
         version = self.store.entries_version()
         with self._cache_lock:
             if self._cache.get("version") != version:
-                self._cache = {"version": version, "entries": self.store.entries(), "views": {}}
+                self._cache = {"version": version, "entries": self.store.entries()}
             return self._cache["entries"]
 
     def view(self, key: tuple, compute):
-        """``compute(entries)``, cached per store version and ``key``."""
-        entries = self.entries()
+        """``compute(entries)``, cached per entry list and ``key``. The entry list is the store's, looked at again
+        at most every ``config.view_refresh_s`` seconds (0: on every call), so that a burst of submissions costs
+        one recomputation of each view shown, not one per submission."""
+        now = time.monotonic()
         with self._cache_lock:
-            views = self._cache["views"] if self._cache.get("entries") is entries else {}
+            at, entries, views = self._views
+        if at is None or now - at >= self.config.view_refresh_s:
+            fresh = self.entries()
+            with self._cache_lock:  # the same list keeps its views; another starts with none
+                self._views = (now, fresh, self._views[2] if self._views[1] is fresh else {})
+                at, entries, views = self._views
+        with self._cache_lock:
             if key in views:
                 return views[key]
             # one computation per view: visitors asking for it meanwhile wait for that one (figures cost seconds,

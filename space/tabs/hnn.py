@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import statistics
 import threading
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -43,6 +44,21 @@ NOT_COUNTED = "not counted (a seed without a recorded commit)"
 _METRIC = {"node": "accuracy", "hyperedge": "auroc", "graph": "accuracy", "fairness": "accuracy"}
 _REPRO_CACHE: dict = {}
 _REPRO_LOCK = threading.Lock()
+#: how often (seconds) the tab looks again at the study and point files (some 1,500 of them: a walk and a ``stat``
+#: each). Looking on every page load was 45% of the server's time under 50 visitors (py-spy, benchmarks/space_load.py);
+#: the files are shipped with the Space and change only when an operator replaces them
+RESCAN_S = 30.0
+
+
+def _stamp(cache: dict, key: tuple, scan) -> tuple:
+    """``(key, scan())``: what the files under ``key`` look like now, where ``scan`` walks them; the walk is done
+    again only when ``key`` changes or :data:`RESCAN_S` seconds have passed since the last one (kept in ``cache``)."""
+    now = time.monotonic()
+    seen = cache.get("seen")
+    if seen is None or seen[0] != key or now - seen[1] >= RESCAN_S:
+        seen = (key, now, scan())
+        cache["seen"] = seen
+    return key, seen[2]
 
 
 def _folder_task(folder: str) -> tuple[str, str]:
@@ -119,9 +135,12 @@ def reproduction_table(service: Service, model: str = ALL, dataset: str = ALL, t
     results = Path(service.config.reproduction_dir or Path(__file__).resolve().parents[2] / "benchmarks" / "results")
     points = results / REPRODUCTION_POINTS
     extra = tuple(d for d in (results / REPRODUCTION_BEHAVIOUR_FAIRNESS,) if d.is_dir())
-    files = [p for root in [points, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
-    stamp = (str(points), tuple(map(str, dirs)), len(files), max((p.stat().st_mtime_ns for p in files), default=0))
+    def scan() -> tuple[int, int]:
+        files = [p for root in [points, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
+        return len(files), max((p.stat().st_mtime_ns for p in files), default=0)
+
     with _REPRO_LOCK:
+        stamp = _stamp(_REPRO_CACHE, (str(points), tuple(map(str, dirs)), tuple(map(str, extra))), scan)
         if _REPRO_CACHE.get("stamp") != stamp:
             _REPRO_CACHE.update(stamp=stamp, rows=reproduction_rows(points, dirs, extra))
         rows = _REPRO_CACHE["rows"]
@@ -184,8 +203,9 @@ def hnn_report(service: Service) -> tuple[dict[str, str], list[tuple[str, str]]]
     if not dirs:
         _HNN_CACHE.update(stamp=None, claims=[])
         return {"effectiveness": "No HNN study results are configured (`HYPERGVL_SPACE_STUDIES`)."}, []
-    stamp = (tuple(map(str, dirs)), max((p.stat().st_mtime_ns for d in dirs for p in d.rglob("*.json")), default=0))
     with _HNN_LOCK:
+        stamp = _stamp(_HNN_CACHE, tuple(map(str, dirs)),
+                       lambda: max((p.stat().st_mtime_ns for d in dirs for p in d.rglob("*.json")), default=0))
         if _HNN_CACHE.get("stamp") != stamp:
             out = figures_dir(service) / "hnn_report"
             try:

@@ -347,3 +347,37 @@ def test_page_views_are_computed_once_per_store_version_and_refresh_when_an_entr
     assert "org/landed" in [label for label, _ in reps()[0].constructor_args["choices"]]
     again = routed()
     assert again is not rt and again[0].equals(router_frame(svc, public))
+
+
+def test_views_lag_the_store_by_at_most_view_refresh_s(space_service, tmp_path, monkeypatch):
+    """With ``view_refresh_s`` (a deployed Space's default: 5 s) a submission does not make every view be computed
+    again at once: the views of the entries before it are served until the period has passed, then the entry is in
+    the next answer, computed once; 0 (the default off a deployed Space): in the next answer at once."""
+    import types
+
+    from hypergvl.space import service as service_module
+    from hypergvl.space.config import SpaceConfig
+    from hypergvl.space.service import Submission
+
+    clock = [500.0]
+    monkeypatch.setattr(service_module, "time", types.SimpleNamespace(time=service_module.time.time,
+                                                                      monotonic=lambda: clock[0]))
+    svc = fresh(space_service, tmp_path, view_refresh_s=10.0)
+    public = svc.sets.current("public").name
+    computed = []
+
+    def names():
+        return svc.view(("probe",), lambda entries: computed.append(1) or sorted(e.model for e in entries))
+
+    before = names()
+    path, _ = variant(svc, tmp_path, 2)
+    svc.submit_upload(path, Submission(model="org/landed", testset=public), "ip:10.9.0.1")
+    clock[0] += 9.9
+    assert names() is before and len(computed) == 1 and "org/landed" in [e.model for e in svc.entries()]
+    clock[0] += 0.1
+    assert names() == sorted(before + ["org/landed"]) and len(computed) == 2
+    assert names() is names() and len(computed) == 2  # computed once for the new list
+    assert SpaceConfig.from_env({"SPACE_ID": "u/s", "HYPERGVL_SPACE_DATA": str(tmp_path)}).view_refresh_s == 5.0
+    assert SpaceConfig.from_env({"HYPERGVL_SPACE_DATA": str(tmp_path)}).view_refresh_s == 0.0
+    with pytest.raises(ValueError, match="VIEW_REFRESH_S"):
+        SpaceConfig.from_env({"HYPERGVL_VIEW_REFRESH_S": "-1", "HYPERGVL_SPACE_DATA": str(tmp_path)})

@@ -283,7 +283,7 @@ def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service,
     svc.leaderboard_rows(public, model_types=("open",))
     for n in range(2, 60):
         svc.leaderboard_rows(public, model_types=("open",) * n + ("nonsense",), tracks=("vision", "text-only") * n)
-    views = svc._cache["views"]
+    views = svc._views[2]  # (when, entries, views)
     assert len([k for k in views if k[0] == "lb"]) <= 2, list(views)
     with pytest.raises(SubmissionError, match="unknown scale"):
         svc.leaderboard_rows(public, scale="huge" * 1000)
@@ -291,7 +291,7 @@ def test_leaderboard_filters_key_the_cache_normalised_and_bounded(space_service,
     assert seeded(public, model_types=("nonsense",)) == [] != seeded(public, model_types=("nonsense", "baseline"))
     for i, combo in enumerate(service_module.MODEL_TYPES * 200):
         svc.view(("probe", i), lambda entries: i)
-    assert len(svc._cache["views"]) <= service_module.MAX_VIEWS
+    assert len(svc._views[2]) <= service_module.MAX_VIEWS
 
 
 def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(space_service, tmp_path):
@@ -307,7 +307,7 @@ def test_a_formula_model_name_is_refused_and_stored_ones_are_quoted_in_tables(sp
     svc.submit_upload(seeded_run(svc) / "samples.jsonl", Submission(model="org/fine", testset=public), "t")
     entry = svc.store.entries()[0]
     entry.model = "=1+1"  # an entry stored before names were checked
-    svc._cache = {"version": svc.store.version(), "entries": [entry], "views": {}}
+    svc._cache = {"version": svc.store.version(), "entries": [entry]}
     assert list(leaderboard_frame(svc, public)["Model"]) == ["'=1+1"]
 
 

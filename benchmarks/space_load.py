@@ -14,8 +14,9 @@ The Space is started as its own process (``hypergvl space serve --port P --data-
   grader's worst case, as ``tests/space/test_isolation.py``) is submitted and graded while the visitors browse.
 
 For each level (10, 50, 100 concurrent visitors by default) it reports p50/p95/p99 per endpoint (an event's time
-is its whole round trip: join, queue, run, result), the error rate, and the server's memory (its process and its
-children: idle before the level, and the peak while the worst case is graded). The load generator runs on the same
+is its whole round trip: join, queue, run, result; the events in flight when a level ends are waited for and
+counted whole), the error rate, and the server's memory (its process and its children: idle before the level, and
+the peak while the worst case is graded). The load generator runs on the same
 machine as the Space: on a 2-core machine it takes cores the Space would have.
 
     .venv/bin/python benchmarks/space_load.py [--visitors 10 50 100] [--duration 60] [--per-task 4]
@@ -32,6 +33,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -49,6 +51,7 @@ from locust.stats import StatsEntry  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = "50 visitors: p95 < 1 s, p99 < 2 s, no errors, while a worst-case upload is graded"
 SUBMITTER_EVENTS = ("upload + /submit", "/request")  # the rest is what visitors do
+DRAIN_S = 180.0  # how long the events in flight at a level's end are waited for (then cut off: errors)
 
 
 class Gradio:
@@ -124,10 +127,10 @@ def timed(environment, name: str, fn) -> None:
         fn()
     except Exception as e:  # noqa: BLE001 - every failure is counted, none stops the run
         exc = e
-    except BaseException:  # the level ended with the event in flight: counted, as a failure, with its time so far
+    except BaseException:  # still in flight DRAIN_S after the level ended: counted, as a failure, with its time
         environment.events.request.fire(request_type="EVENT", name=name, response_length=0, context={},
                                         response_time=(time.perf_counter() - start) * 1e3,
-                                        exception=RuntimeError("still running when the level ended"))
+                                        exception=RuntimeError(f"still running {DRAIN_S:.0f} s after the level ended"))
         raise
     environment.events.request.fire(request_type="EVENT", name=name, response_time=(time.perf_counter() - start) * 1e3,
                                     response_length=0, exception=exc, context={})
@@ -251,7 +254,9 @@ def start_space(data: Path, port: int, per_task: int, log) -> subprocess.Popen:
 
 
 def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float, worst: Path | None) -> dict:
-    env = Environment(user_classes=[Visitor, Submitter], events=events, host=gradio.url)
+    # at the level's end no new event starts, and the ones in flight are waited for (up to DRAIN_S) and counted with
+    # their whole time: an event cut off was counted as an error with the time it had so far
+    env = Environment(user_classes=[Visitor, Submitter], events=events, host=gradio.url, stop_timeout=DRAIN_S)
     runner = env.create_local_runner()
     idle = tree_rss(server)
     peak = [idle]
@@ -282,6 +287,7 @@ def level(gradio: Gradio, server: psutil.Process, visitors: int, duration: float
     runner.start(visitors + submitters, spawn_rate=max(1.0, (visitors + submitters) / 5))
     grader = gevent.spawn(grade_worst) if worst else None
     gevent.sleep(duration)
+    runner.stop()
     runner.quit()
     if grader:
         grader.join(timeout=600)
@@ -360,12 +366,38 @@ def report(results: list[dict], command: str, sha: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def wait_up(space: subprocess.Popen, url: str, log) -> subprocess.Popen:
+    """Wait until the Space answers (a first start builds the sets and seeds the baselines: half a minute or more;
+    later ones seconds); its log if it exits first."""
+    while True:
+        if space.poll() is not None:
+            log.seek(0)
+            raise SystemExit(f"the Space exited:\n{log.read()[-3000:]}")
+        try:
+            if requests.get(url + "/config", timeout=5).ok:
+                return space
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+
+
+def stop(procs: list) -> None:
+    for proc in procs:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--visitors", type=int, nargs="+", default=[10, 50, 100])
     p.add_argument("--duration", type=float, default=60.0, help="seconds per level")
     p.add_argument("--per-task", type=int, default=4, help="the Space's test-set size (its default: 4)")
-    p.add_argument("--data-dir", type=Path, help="the Space's data folder (kept: a second run starts in seconds)")
+    p.add_argument("--data-dir", type=Path, help="a prepared data folder, built and seeded on first use; each run "
+                   "works on a copy of it, so runs start from the same entries (and a second run in seconds)")
     p.add_argument("--port", type=int, default=7871)
     p.add_argument("--out", type=Path, help="write the report (Markdown) and a .json beside it")
     p.add_argument("--no-worst-case", action="store_true")
@@ -374,23 +406,18 @@ def main(argv=None) -> int:
     if args.smoke:
         args.visitors, args.duration, args.per_task, args.no_worst_case = [2], 5.0, 1, True
     tmp = tempfile.TemporaryDirectory(prefix="space-load-")
-    data = args.data_dir or Path(tmp.name) / "data"
+    data = Path(tmp.name) / "data"
     log = open(Path(tmp.name) / "space.log", "w+")
+    url = f"http://127.0.0.1:{args.port}"
     t0 = time.monotonic()
+    if args.data_dir:  # a prepared folder (built and seeded on first use), copied: every run starts from its entries
+        if not (args.data_dir / "leaderboard.sqlite").exists():
+            stop([wait_up(start_space(args.data_dir, args.port, args.per_task, log), url, log)])
+        shutil.copytree(args.data_dir, data)
     space = start_space(data, args.port, args.per_task, log)
     worker = None
     try:
-        url = f"http://127.0.0.1:{args.port}"
-        while True:  # the first start builds the sets and seeds the baselines (a minute or more); later ones seconds
-            if space.poll() is not None:
-                log.seek(0)
-                raise SystemExit(f"the Space exited:\n{log.read()[-3000:]}")
-            try:
-                if requests.get(url + "/config", timeout=5).ok:
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(0.5)
+        wait_up(space, url, log)
         worker = subprocess.Popen([sys.executable, "-m", "hypergvl.space.worker", "--data-dir", str(data),
                                    "--poll-s", "2"], cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1",
                                                                         HYPERGVL_PER_TASK=str(args.per_task)),
@@ -431,13 +458,7 @@ def main(argv=None) -> int:
             print(text)
         return 0
     finally:
-        for proc in (worker, space):
-            if proc is not None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop([worker, space])
         log.close()
         tmp.cleanup()
 

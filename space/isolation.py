@@ -41,6 +41,9 @@ from typing import Any, Callable
 from .scoring import SubmissionError
 
 _TICK_S = 0.05  # how often the parent checks the child's time and resident memory
+#: the grading host's (and so its children's) niceness: when visitors and a grading want more CPU than there is, the
+#: visitors get it first (a grading is a batch job of seconds to minutes, a page load should take well under one)
+GRADING_NICE = 10
 
 
 def _resident(pid: int) -> int:
@@ -228,6 +231,7 @@ def _host() -> None:
     read a job, run it with :func:`run_bounded` in a child forked from this single-threaded process, write its
     outcome; end when the server closes the jobs pipe."""
     jobs, results = (os.fdopen(int(fd), mode) for fd, mode in zip(sys.argv[1:3], ("rb", "wb")))
+    os.nice(GRADING_NICE)  # its children inherit it: page loads before gradings when the cores are busy
     while True:
         try:
             message = _receive(jobs)

@@ -84,6 +84,38 @@ def evaluate_to_entry(service: Service, model: str, testset_name: str, track: st
                  raw_sha256=raw, scorer_version=scorer_version(), provenance=scoring_provenance(), **meta)
 
 
+def unavailable(spec: str, revision: str | None) -> str | None:
+    """Why this worker cannot load the model of an ``hf:`` request, or None. The Hub model's ``config.json`` is
+    fetched (offline: looked up in the cache) here, in a fraction of a second, before a child is spawned that imports
+    the harness and the model's libraries: a request for a model that does not exist, that this worker may not read
+    or that is not cached offline cost that child about 5 s of a core before it failed (benchmarks/space_load.py:
+    the worker then took a core from the Space beside it), and is now refused at once."""
+    prefix, _, repo = spec.partition(":")
+    if prefix != "hf":
+        return None
+    if repo.startswith("/"):  # a local folder (HYPERGVL_LOCAL_REQUESTS=1: the operator's own run)
+        return None if Path(repo).is_dir() else f"{spec}: no such folder on this worker"
+    # lazy: huggingface_hub 0.23 s; only a worker checking an hf: request needs it
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, LocalEntryNotFoundError,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
+
+    at = f" at {revision}" if revision else ""
+    try:
+        hf_hub_download(repo, "config.json", revision=revision or None)
+    except GatedRepoError:
+        return f"{spec}: a gated model this worker has no access to"
+    except RepositoryNotFoundError:
+        return f"{spec}: no such model on the Hub (or a private one)"
+    except RevisionNotFoundError:
+        return f"{spec}: the Hub has no revision {revision!r} of it"
+    except LocalEntryNotFoundError:
+        return f"{spec}{at}: not in this worker's cache, and the Hub cannot be reached (offline)"
+    except EntryNotFoundError:
+        return f"{spec}{at}: has no config.json (the harness loads transformers checkpoints)"
+    return None
+
+
 class Worker:
     def __init__(self, service: Service, worker_id: str | None = None, *, ttl_s: float | None = None,
                  base_url: str | None = None):
@@ -129,6 +161,9 @@ class Worker:
             if req.model.partition(":")[0] not in self.service.config.request_prefixes:
                 raise RuntimeError(f"{req.model}: this Space does not run such models")
             self.service.request_spec(req.model)  # queued before a rule, or written into the store by other means
+            why = unavailable(req.model, req.revision)
+            if why:
+                raise RuntimeError(why)
             entry = evaluate_to_entry(
                 self.service, req.model, req.testset, req.track, self.service.config.data_dir / "runs" / req.id,
                 model_options=self._options(req), revision=req.revision, model_type=req.model_type,

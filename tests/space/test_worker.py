@@ -291,3 +291,49 @@ def test_a_hugging_face_job_installs_the_wheel_it_ships_to_the_requests_reposito
     assert first == "pip install --quiet huggingface_hub" and worker == "hypergvl space worker --once"
     installed = Path(second.removeprefix("pip install --quiet "))
     assert installed.name == wheel.name and installed.read_bytes() == wheel.read_bytes()
+
+
+def test_a_model_the_worker_cannot_load_is_refused_before_a_child_is_spawned(space_service, tmp_path, monkeypatch):
+    """An ``hf:`` model that is not on the Hub, not readable or (offline) not cached is FAILED with that reason by
+    the worker itself: no evaluation child is spawned (it cost about 5 s of a core before it failed, taking a core
+    from a Space beside the worker). A cached model passes the check and goes to the child."""
+    import hypergvl.space.worker as worker_module
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    spawned = []
+    monkeypatch.setattr(worker_module, "run_bounded", lambda *a, **k: spawned.append(a) or (_ for _ in ()).throw(
+        RuntimeError("the child ran")))
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # read when a download is asked for, not at import
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    svc = fresh(space_service, tmp_path)
+    public = svc.sets.current("public").name
+    svc.request(Submission(model="hf:nobody/absent", testset=public, revision="main"), "ip:1")
+    Worker(svc, "w1", ttl_s=60).run_once()
+    (r,) = svc.store.requests()
+    assert r.status == FAILED and "hf:nobody/absent at main: not in this worker's cache" in r.error and spawned == []
+
+    import huggingface_hub
+
+    def reply(error):
+        def fake(repo, filename, revision=None):
+            raise error
+        return fake
+
+    for error, said in ((RepositoryNotFoundError, "no such model on the Hub"), (GatedRepoError, "a gated model")):
+        monkeypatch.setattr(huggingface_hub, "hf_hub_download", reply(error.__new__(error)))  # no HTTP reply to wrap
+        assert said in worker_module.unavailable("hf:org/x", "main")
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+    # a model in the cache passes the check (offline) and its request goes on to the evaluation child
+    snapshot = tmp_path / "hf" / "hub" / "models--org--cached"
+    commit = "0" * 40
+    (snapshot / "refs").mkdir(parents=True)
+    (snapshot / "refs" / "main").write_text(commit)
+    (snapshot / "snapshots" / commit).mkdir(parents=True)
+    (snapshot / "snapshots" / commit / "config.json").write_text("{}")
+    assert worker_module.unavailable("hf:org/cached", "main") is None
+    svc.request(Submission(model="hf:org/cached", testset=public, revision="main"), "ip:2")
+    Worker(svc, "w1", ttl_s=60).run_once()
+    assert len(spawned) == 1 and "the child ran" in [r for r in svc.store.requests() if r.model == "hf:org/cached"][0].error

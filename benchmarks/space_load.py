@@ -471,7 +471,7 @@ def main(argv=None) -> int:
         print(f"the Space answers after {time.monotonic() - t0:.0f} s", flush=True)
         gradio = Gradio(url)
         Visitor.gradio = Submitter.gradio = gradio
-        # untimed first: one visit, and the Representations tab on every model a visitor may pick. A Space that
+        # untimed first: one visit, and the Representations tab on every set and model a visitor may pick. A Space that
         # has run a while has drawn its entries' figures (files kept in its data folder, drawn once per entry);
         # the level measures that state, not the first draws
         warm = requests.Session()
@@ -479,7 +479,7 @@ def main(argv=None) -> int:
             gradio.run(warm, dep, gradio.values(dep, False), uuid.uuid4().hex[:11])
         for dep in gradio.browse:
             props = gradio.components[dep["targets"][0][0]].get("props", {})
-            if props.get("elem_id") == "rep-model":
+            if props.get("elem_id") in ("rep-set", "rep-model"):
                 for choice in props.get("choices") or []:
                     data_ = gradio.values(dep, False)
                     data_[[i for i in dep["inputs"]].index(dep["targets"][0][0])] = \

@@ -135,6 +135,7 @@ def reproduction_table(service: Service, model: str = ALL, dataset: str = ALL, t
     results = Path(service.config.reproduction_dir or Path(__file__).resolve().parents[2] / "benchmarks" / "results")
     points = results / REPRODUCTION_POINTS
     extra = tuple(d for d in (results / REPRODUCTION_BEHAVIOUR_FAIRNESS,) if d.is_dir())
+
     def scan() -> tuple[int, int]:
         files = [p for root in [points, *dirs, *extra] if root.is_dir() for p in root.rglob("seed*.json")]
         return len(files), max((p.stat().st_mtime_ns for p in files), default=0)

@@ -45,9 +45,10 @@ MODELS = ("DPHGNN", "AllSetTransformer", "SheafHyperGNN", "HGNN")
 
 
 def load(raw_root: Path, perturbation: str | None):
-    """Cora as a robustness point trains on it: loaded as the study loads it, perturbed with seed 0 on the
-    protocol's seed-0 train split (``KIND:RATIO``, default none: ``remove_incidence:0``), then the singleton
-    hyperedges added, by the study's own hook (:func:`hypergvl.models.study.robustness.make_hook`)."""
+    """Cora as a robustness point trains on it: loaded as the study loads it, perturbed with seed 0 (``KIND:RATIO``,
+    default none: ``remove_incidence:0``) on a train split of half the nodes (``epoch_time.split``, the protocol's
+    size), then the singleton hyperedges added, by the study's own hook
+    (:func:`hypergvl.models.study.robustness.make_hook`)."""
     kind, ratio = (perturbation or "remove_incidence:0").split(":")
     data, _ = load_node_dataset("cora", str(raw_root), add_self_loops=False)
     train, _ = split(data.num_nodes, 0)

@@ -93,6 +93,11 @@ SMOKE: dict[str, Smoke] = {
         expect=(r"^ +2 +2 +[\d.]+ +[\d.]+ +[\d.]+ .+ [\d.]+x +[\d.]+s$",
                 (r"naive loop: main-thread CPU [\d.]+ ms/sample, .+ \(ratio naive/harness: CPU [\d.]+x, "
                  r"wall [\d.]+x\)"))),
+    "hnn_epoch_speed": Smoke(
+        ("--raw-root", "{data}", "--models", "HGNN", "--epochs", "1", "--warmup", "0", "--seeds", "1", "--profile",
+         "--out", "{tmp}/speed.md"),
+        expect=(r"^HGNN +[\d.]+ +[\d.]+ +100 +[\d.]+ +[\d.]+$", r"^ +[\d.]+% +[\d.]+ s  \S", r"^total +[\d.]+$"),
+        writes=("{tmp}/speed.md",), needs=("data",)),
     "hyperedge_reference": Smoke(
         ("--models", "HGNN", "--seeds", "0", "--raw-root", "{data}", "--dhgbench", "{dhgbench}",
          "--json", "{tmp}/h.json"),

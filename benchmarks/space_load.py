@@ -95,38 +95,25 @@ class Gradio:
 
     def run(self, session: requests.Session, dep: dict, data: list, session_hash: str) -> None:
         """Run one event as the browser does; raises on an error reply."""
-        body = {"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0], "session_hash": session_hash,
-                "event_data": None}
-        if dep.get("queue") is False:
-            r = session.post(f"{self.url}/gradio_api/run/predict", json=body, timeout=300)
-            r.raise_for_status()
-            return
-        r = session.post(f"{self.url}/gradio_api/queue/join", json=body, timeout=300)
-        r.raise_for_status()
-        event = r.json()["event_id"]
-        with session.get(f"{self.url}/gradio_api/queue/data", params={"session_hash": session_hash}, stream=True,
-                         timeout=300) as stream:
-            for line in stream.iter_lines(chunk_size=None):  # as it arrives (SSE lines are short)
-                if not line.startswith(b"data:"):
-                    continue
-                msg = json.loads(line[5:])
-                if msg.get("event_id") == event and msg.get("msg") == "process_completed":
-                    if not msg.get("success"):
-                        raise RuntimeError(str(msg.get("output"))[:200])
-                    return
-                if msg.get("msg") == "close_stream":
-                    break
-        raise RuntimeError("the event stream ended without the event's result")
+        errors = []
+        self.run_together(session, [(dep, data)], session_hash, lambda dep, seconds, exc: errors.append(exc))
+        if errors[0] is not None:
+            raise errors[0]
 
     def run_together(self, session: requests.Session, jobs: list[tuple[dict, list]], session_hash: str,
                      record) -> None:
-        """Run events as the browser does when a page opens: every one at once, the queued ones joined and their
-        results read from the session's one event stream; ``record(dep, seconds, error)`` as each ends."""
+        """Run events as the browser does (at a page's opening, every one at once): the queued ones joined and
+        their results read from the session's one event stream, the others posted; ``record(dep, seconds, error)``
+        as each ends."""
         start = time.perf_counter()
+
+        def body(dep, data):
+            return {"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0],
+                    "session_hash": session_hash, "event_data": None}
 
         def direct(dep, data):
             try:
-                self.run(session, dep, data, session_hash)
+                session.post(f"{self.url}/gradio_api/run/predict", json=body(dep, data), timeout=300).raise_for_status()
                 record(dep, time.perf_counter() - start, None)
             except Exception as exc:  # noqa: BLE001 - counted, as every failure
                 record(dep, time.perf_counter() - start, exc)
@@ -135,15 +122,13 @@ class Gradio:
         pending = {}
         for dep, data in jobs:
             if dep.get("queue") is not False:
-                body = {"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0],
-                        "session_hash": session_hash, "event_data": None}
-                r = session.post(f"{self.url}/gradio_api/queue/join", json=body, timeout=300)
+                r = session.post(f"{self.url}/gradio_api/queue/join", json=body(dep, data), timeout=300)
                 r.raise_for_status()
                 pending[r.json()["event_id"]] = dep
         if pending:
             with session.get(f"{self.url}/gradio_api/queue/data", params={"session_hash": session_hash},
                              stream=True, timeout=300) as stream:
-                for line in stream.iter_lines(chunk_size=None):
+                for line in stream.iter_lines(chunk_size=None):  # as it arrives (SSE lines are short)
                     if not line.startswith(b"data:"):
                         continue
                     msg = json.loads(line[5:])
@@ -482,7 +467,7 @@ def main(argv=None) -> int:
             if props.get("elem_id") in ("rep-set", "rep-model"):
                 for choice in props.get("choices") or []:
                     data_ = gradio.values(dep, False)
-                    data_[[i for i in dep["inputs"]].index(dep["targets"][0][0])] = \
+                    data_[dep["inputs"].index(dep["targets"][0][0])] = \
                         choice[1] if isinstance(choice, list) else choice
                     gradio.run(warm, dep, data_, uuid.uuid4().hex[:11])
         public = next(d for d in (data / "runs" / "seed").iterdir() if d.name.startswith("public"))

@@ -195,9 +195,11 @@ def run_cell(out: Path, study: str, parts: Sequence[str], seeds: Sequence[int],
 
 
 def setting_key(doc: dict[str, Any]) -> tuple:
-    """What distinguishes the cells of one (study, model, dataset): the perturbation kind and ratio (robustness)."""
+    """What distinguishes the cells of one (study, model, dataset): the perturbation kind and ratio (robustness) and
+    the config options (``--set``) the model was trained with, so seeds trained with other options never merge."""
     pert = doc.get("perturbation") or {}
-    return (pert.get("kind"), None if pert.get("ratio") is None else float(pert["ratio"]))
+    return (pert.get("kind"), None if pert.get("ratio") is None else float(pert["ratio"]),
+            tuple(doc.get("overrides") or ()))
 
 
 def aggregate(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -72,14 +72,26 @@ def robustness(points: list[dict], fig_dir: Path, record: dict) -> str:
         return ""
     by = defaultdict(dict)  # (dataset, kind) -> model -> ratio -> point
     levels = {}
+    options = defaultdict(set)  # (dataset, model) -> the option sets its cells were trained with
     for p in points:
         pert = p["perturbation"]
         by[(p["dataset"], pert["kind"])].setdefault(p["model"], {})[float(pert["ratio"])] = p
         levels[pert["kind"]] = pert["level"]
+        options[(p["dataset"], p["model"])].add(tuple(p.get("overrides") or ()))
+    mixed = {k: v for k, v in options.items() if len(v) > 1}
+    if mixed:  # one row per model: cells trained with other options would be compared as if they were one model
+        which = "; ".join(f"{m} on {ds}: " + " / ".join(", ".join(o) or "none" for o in sorted(v))
+                          for (ds, m), v in sorted(mixed.items()))
+        raise ConfigError(f"robustness cells of one model were trained with different options ({which}); report "
+                          "them from separate folders")
     shared = _share_clean(by)
     out = ["## Robustness (DHG-Bench RQ3, Figures 2-4)", "",
            "Node classification test accuracy (%), mean±std over runs, under each perturbation (appendix B.4). "
            "Each run perturbs a fresh copy of the clean data with its own seed."]
+    set_by = sorted((ds, m, next(iter(o))) for (ds, m), o in options.items() if any(o))
+    if set_by:
+        out[-1] += (" Trained with options (`--set`) in every cell: " + "; ".join(
+            f"{m} on {ds}: {', '.join(f'`{x}`' for x in o)}" for ds, m, o in set_by) + ".")
     if shared:
         out[-1] += (" Ratio 0 is the clean run, the same for every kind (each perturbation at ratio 0 is the "
                     "identity), so a kind without its own ratio-0 cell shows the model's clean cell of another kind "

@@ -549,6 +549,27 @@ def test_fairness_variants_table_is_rebuilt_from_its_shipped_points(tmp_path):
     assert "| DPHGNN | 69.92±2.23 | 0.00±0.00 | 0.00±0.00 |" in text
 
 
+def test_seeds_trained_with_other_options_are_another_cell_and_the_report_refuses_to_mix_them(tmp_path, monkeypatch):
+    """A model's robustness row is one configuration: seeds trained with other ``--set`` options never merge into a
+    cell, a report of cells with two option sets for one model is refused, and the options of a row are printed."""
+    data = _synthetic()
+    monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))
+    ROB.run(["MLP"], ["synthetic"], ["label_noise"], tmp_path / "a", ratios=[0.0], runs=1, overrides=QUICK,
+            progress=False)
+    ROB.run(["MLP"], ["synthetic"], ["label_noise"], tmp_path / "b", ratios=[0.1], runs=1, seeds=[1],
+            overrides=QUICK + ["hidden=8"], progress=False)
+    pa, pb = C.iter_points([tmp_path / "a"]), C.iter_points([tmp_path / "b"])
+    # the same cell but for the options: seed 0 without, seed 1 with hidden=8
+    moved = {**pb[0], "perturbation": {**pb[0]["perturbation"], "ratio": 0.0}}
+    assert len(C.aggregate(pa + [moved])) == 2
+    with pytest.raises(ConfigError, match=r"MLP on synthetic: .*hidden=8.* report them from separate folders"):
+        REP.build([tmp_path / "a", tmp_path / "b"], tmp_path / "mixed")
+    REP.build([tmp_path / "b"], tmp_path / "out")
+    assert "Trained with options (`--set`) in every cell: MLP on synthetic: " in (tmp_path / "out" / "robustness.md"
+                                                                                  ).read_text()
+    assert "`hidden=8`" in (tmp_path / "out" / "robustness.md").read_text()
+
+
 def test_robustness_without_the_clean_ratio_says_how_to_get_the_change(tmp_path, monkeypatch):
     data = _synthetic()
     monkeypatch.setattr(ROB, "load_node_dataset", lambda name, root, add_self_loops: (data, C.describe(data)))

@@ -15,8 +15,8 @@ Protocol: ``hypergvl.models.trainer.run_experiment`` (the reproduction's own cal
 and once with 2 threads, in one process (each run builds its model and data afresh from the seed). A stable model
 (HGNN) is the control: its two runs should agree to the printed digit.
 
-    .venv/bin/python benchmarks/summation_order.py --raw-root ../shared/data [--seeds 0 1 2] \\
-        [--out benchmarks/results/summation_order.md]
+    .venv/bin/python benchmarks/summation_order.py --raw-root ../shared/data [--seeds 0 1 2] [--models DPHGNN]
+        [--epochs N] [--out benchmarks/results/summation_order.md]
 """
 from __future__ import annotations
 
@@ -62,21 +62,30 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--raw-root", default="../shared/data")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--models", nargs="+", default=None, help="only these models (default: HGNN and DPHGNN)")
+    ap.add_argument("--epochs", type=int, default=None, help="train this many epochs (default: the configs' 100)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown table here (default: print it)")
     args = ap.parse_args(argv)
     from hypergvl.provenance import provenance
 
     prov = provenance(None)
     rows = []
+    extra = (f"epochs={args.epochs}",) if args.epochs else ()
     for label, model, options in RUNS:
+        if args.models and model not in args.models:
+            continue
         for seed in args.seeds:
-            rows.append((label, seed, [accuracy(model, options, seed, t, args.raw_root) for t in THREADS]))
+            rows.append((label, seed, [accuracy(model, options, seed, t, args.raw_root, extra=extra)
+                                       for t in THREADS]))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     text = "\n".join([
         "# One seed, 1 and 2 torch threads (benchmarks/summation_order.py)", "",
         f"Commit {prov['commit'][:7]}{' (dirty)' if prov['dirty'] else ''}; command: `python "
-        f"benchmarks/summation_order.py --raw-root ../shared/data --seeds {' '.join(map(str, args.seeds))}`; "
-        "Cora node classification, the reproduction's configs (100 epochs, last epoch), test accuracy %.", "",
+        f"benchmarks/summation_order.py --raw-root ../shared/data --seeds {' '.join(map(str, args.seeds))}"
+        + (f" --models {' '.join(args.models)}" if args.models else "")
+        + (f" --epochs {args.epochs}" if args.epochs else "") + "`"
+        "; Cora node classification, the reproduction's configs (100 epochs unless `--epochs`; the last epoch), test "
+        "accuracy %.", "",
         table(rows), ""])
     if args.out:
         args.out.write_text(text)

@@ -143,6 +143,8 @@ SMOKE: dict[str, Smoke] = {
                 r"^  ratio naive / project = [\d.]+x; same per-task accuracy: True$",
                 r"^  ratio naive / project = [\d.]+x first render")),
     "speed_since": Smoke(covered_by="tests/test_benchmarks_speed_since.py::test_two_commits_in_one_run"),
+    "summation_order": Smoke(covered_by="tests/test_summation_order.py::"
+                                        "test_the_stable_control_rebuilds_and_is_equal_at_one_and_two_threads"),
     "training_stability": Smoke(
         ("--model", "HGNN", "--seeds", "0", "--epochs", "2", "--raw-root", "{data}", "--dhgbench", "{dhgbench}",
          "--json", "{tmp}/s.json"),

@@ -175,8 +175,8 @@ def _shape(acc: Acc, kind: str, points: tuple[float, float, float], want: str) -
         y = acc[kind][m]
         first, second = (y[a] - y[b]) / (b - a), (y[b] - y[c]) / (c - b)
         n += first > second if want == "decelerates" else first < second
-    return (f"drop per unit ratio over {a:g}-{b:g} vs {b:g}-{c:g}: the decline {want} for {_count(n, len(models))} "
-            f"models"), _most(n, len(models))
+    return (f"{kind}: drop per unit ratio over {a:g}-{b:g} vs {b:g}-{c:g}: the decline {want} for "
+            f"{_count(n, len(models))} models"), _most(n, len(models))
 
 
 def _noise_sharp_then_stable(acc: Acc) -> tuple[str, str]:

@@ -42,10 +42,14 @@ def accuracy(model: str, options: tuple, seed: int, threads: int, raw_root: str,
 
     from hypergvl.models.trainer import run_experiment
 
+    before = torch.get_num_threads()  # the caller's (a test process's) setting is put back after the run
     torch.set_num_threads(threads)
-    with tempfile.TemporaryDirectory() as tmp:
-        s = run_experiment(model, dataset, "node", out=Path(tmp), runs=1, seeds=[seed],
-                           overrides=list(options) + list(extra), raw_root=raw_root, progress=False)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            s = run_experiment(model, dataset, "node", out=Path(tmp), runs=1, seeds=[seed],
+                               overrides=list(options) + list(extra), raw_root=raw_root, progress=False)
+    finally:
+        torch.set_num_threads(before)
     return s["runs"][0]["metrics"]["test"]["accuracy"]
 
 

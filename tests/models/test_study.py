@@ -565,9 +565,9 @@ def test_seeds_trained_with_other_options_are_another_cell_and_the_report_refuse
     with pytest.raises(ConfigError, match=r"MLP on synthetic: .*hidden=8.* report them from separate folders"):
         REP.build([tmp_path / "a", tmp_path / "b"], tmp_path / "mixed")
     REP.build([tmp_path / "b"], tmp_path / "out")
-    assert "Trained with options (`--set`) in every cell: MLP on synthetic: " in (tmp_path / "out" / "robustness.md"
-                                                                                  ).read_text()
-    assert "`hidden=8`" in (tmp_path / "out" / "robustness.md").read_text()
+    text = (tmp_path / "out" / "robustness.md").read_text()
+    assert "Trained with options (`--set`) in every cell: MLP on synthetic: " in text
+    assert "`hidden=8`" in text
 
 
 def test_robustness_without_the_clean_ratio_says_how_to_get_the_change(tmp_path, monkeypatch):
